@@ -1,0 +1,12 @@
+"""Where the shipped data lives: ``datasets/`` and ``models/`` beside the package."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(os.environ.get("RECOMMENDER_HOME", Path(__file__).resolve().parent.parent))
+DATASETS = ROOT / "datasets"
+ZOO = DATASETS / "zoo"
+LOGS = DATASETS / "logs"
+MODELS = ROOT / "models"

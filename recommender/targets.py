@@ -1,0 +1,88 @@
+"""Where schedules are built for and timed on: an llvm target, and optionally a remote device."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import tvm
+
+from .errors import InputError
+
+
+def host_target(num_cores: int | None = None) -> tvm.target.Target:
+    """The machine we run on: detected ``mcpu`` and core count (MetaSchedule needs num-cores)."""
+    cores = num_cores or len(os.sched_getaffinity(0))
+    cpu = tvm.target.codegen.llvm_get_system_cpu()
+    return tvm.target.Target({"kind": "llvm", "mcpu": cpu, "num-cores": cores})
+
+
+def parse_target(spec: str | None, *, num_cores: int | None = None) -> tvm.target.Target:
+    """A target from ``None``/``"host"`` (this CPU), a JSON object, or ``llvm -key=value`` text.
+
+    TVM 0.27 rejects CLI-style target strings, so ``llvm -mtriple=aarch64-linux-gnu
+    -mcpu=cortex-a72 -num-cores=4`` is turned into the dict form here.
+    """
+    if spec is None or spec == "host":
+        return host_target(num_cores)
+    spec = spec.strip()
+    if spec.startswith("{"):
+        try:
+            config = json.loads(spec)
+        except json.JSONDecodeError as err:
+            raise InputError(f"--target is not valid JSON: {err}") from None
+    else:
+        kind, *options = spec.split()
+        config = {"kind": kind}
+        for option in options:
+            key, sep, value = option.lstrip("-").partition("=")
+            if not sep:
+                raise InputError(f"--target option {option!r} must look like -key=value")
+            config[key] = int(value) if value.isdigit() else value
+    if config.get("kind") != "llvm":
+        raise InputError(f"--target kind must be 'llvm' (CPUs only), got {config.get('kind')!r}")
+    if num_cores is not None:
+        config["num-cores"] = num_cores
+    config.setdefault("num-cores", len(os.sched_getaffinity(0)))
+    try:
+        return tvm.target.Target(config)
+    except Exception as err:  # TVM raises several types for a bad config
+        raise InputError(f"--target {spec!r} is not a valid TVM target: {err}") from None
+
+
+def target_key(target: tvm.target.Target) -> dict:
+    """The parts of a target that make timings comparable: kind, triple, cpu, cores."""
+    return {
+        "kind": str(target.kind.name),
+        "mtriple": str(target.attrs.get("mtriple", "")),
+        "mcpu": str(target.attrs.get("mcpu", "")),
+        "num-cores": int(target.attrs.get("num-cores", 0)),
+    }
+
+
+def is_host_compatible(target: tvm.target.Target) -> bool:
+    """True when code built for ``target`` runs on this machine (same triple, or none given)."""
+    triple = str(target.attrs.get("mtriple", ""))
+    return triple == "" or triple.split("-")[0] == os.uname().machine
+
+
+@dataclass(frozen=True)
+class RemoteDevice:
+    """A device behind TVM's RPC tracker (``python -m tvm.exec.rpc_tracker``), found by key."""
+
+    host: str
+    port: int
+    key: str
+
+    @classmethod
+    def parse(cls, spec: str) -> RemoteDevice:
+        """``HOST:PORT:KEY``, e.g. ``127.0.0.1:9190:rasp4``."""
+        host, sep1, rest = spec.partition(":")
+        port, sep2, key = rest.partition(":")
+        if not (sep1 and sep2 and host and key and port.isdigit()):
+            raise InputError(f"--rpc must be HOST:PORT:KEY (e.g. 127.0.0.1:9190:pi4), got {spec!r}")
+        return cls(host, int(port), key)
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}:{self.key}"

@@ -1,0 +1,44 @@
+"""Tiny real networks for the tests: a convolution, a matmul, and a network holding both."""
+
+from __future__ import annotations
+
+from tvm import relax
+
+from recommender.network import Network, inputs_of
+
+
+def _network(name: str, build) -> Network:
+    bb = relax.BlockBuilder()
+    build(bb)
+    mod = bb.get()
+    return Network(name=name, mod=mod, inputs=inputs_of(mod))
+
+
+def conv_net(channels: int = 8, size: int = 16, out_channels: int | None = None) -> Network:
+    """conv2d 3x3 (padding 1) + relu: one task, ``pad+conv2d_nchw+relu``."""
+    out_channels = out_channels or channels
+
+    def build(bb):
+        x = relax.Var("x", relax.TensorType((1, channels, size, size), "float32"))
+        w = relax.Var("w", relax.TensorType((out_channels, channels, 3, 3), "float32"))
+        with bb.function("main", [x, w]):
+            with bb.dataflow():
+                y = bb.emit(relax.op.nn.conv2d(x, w, padding=1))
+                out = bb.emit_output(relax.op.nn.relu(y))
+            bb.emit_func_output(out)
+
+    return _network(f"conv{channels}x{size}", build)
+
+
+def matmul_net(m: int = 16, k: int = 64, n: int = 32) -> Network:
+    """A plain matmul: one task, ``matmul``."""
+
+    def build(bb):
+        a = relax.Var("a", relax.TensorType((m, k), "float32"))
+        b = relax.Var("b", relax.TensorType((k, n), "float32"))
+        with bb.function("main", [a, b]):
+            with bb.dataflow():
+                out = bb.emit_output(relax.op.matmul(a, b))
+            bb.emit_func_output(out)
+
+    return _network(f"matmul{m}x{k}x{n}", build)
