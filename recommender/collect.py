@@ -17,8 +17,8 @@ from pathlib import Path
 
 import tvm
 from tqdm import tqdm
-from tvm.s_tir import meta_schedule as ms
 from tvm.ir.utils import derived_object
+from tvm.s_tir import meta_schedule as ms
 
 from .measure import make_builder, make_runner
 from .network import Network
@@ -52,8 +52,14 @@ class CollectSummary:
 class _StampAndReport(ms.measure_callback.PyMeasureCallback):
     """Stamps each committed record, advances the progress bar and enforces the deadline."""
 
-    def __init__(self, log: TuningLog, summary: CollectSummary, offset_s: float,
-                 deadline: float | None, bar: tqdm):
+    def __init__(
+        self,
+        log: TuningLog,
+        summary: CollectSummary,
+        offset_s: float,
+        deadline: float | None,
+        bar: tqdm,
+    ):
         self.log, self.summary, self.bar = log, summary, bar
         self.offset_s, self.deadline = offset_s, deadline
         self.start = time.monotonic()

@@ -42,7 +42,7 @@ class Stamp:
     """When a record was measured: tuning seconds since the log was started, and its task."""
 
     elapsed_s: float
-    task: str
+    task: str | None
     run_s: float | None
 
 
@@ -110,6 +110,7 @@ class TuningLog:
         if (log.path / PROVENANCE).exists():
             log.check_compatible(target)
             log.validate(repair=True)
+            log.stamp_unstamped_records()
             provenance = log.provenance()
             provenance["budget"] = budget
         else:
@@ -175,12 +176,16 @@ class TuningLog:
         records = _read_json_lines(self.records_path, repair=repair)
         for number, row in enumerate(workloads, start=1):
             if not (isinstance(row, list) and len(row) == 2):
-                raise InputError("workload line is not [hash, module]", path=self.workloads_path,
-                                 line=number)
+                raise InputError(
+                    "workload line is not [hash, module]", path=self.workloads_path, line=number
+                )
         for number, row in enumerate(records, start=1):
             if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], int)):
-                raise InputError("record line is not [workload index, record]",
-                                 path=self.records_path, line=number)
+                raise InputError(
+                    "record line is not [workload index, record]",
+                    path=self.records_path,
+                    line=number,
+                )
             if not 0 <= row[0] < len(workloads):
                 raise InputError(
                     f"record names workload {row[0]}, but {self.workloads_path.name} holds "
@@ -208,8 +213,32 @@ class TuningLog:
     def append_stamps(self, stamps: list[Stamp]) -> None:
         with (self.path / TIMESTAMPS).open("a") as f:
             for s in stamps:
-                f.write(json.dumps({"elapsed_s": round(s.elapsed_s, 3), "task": s.task,
-                                    "run_s": s.run_s}) + "\n")
+                f.write(
+                    json.dumps(
+                        {"elapsed_s": round(s.elapsed_s, 3), "task": s.task, "run_s": s.run_s}
+                    )
+                    + "\n"
+                )
+
+    def stamp_unstamped_records(self) -> None:
+        """Give records committed just before a kill (stamps not yet written) the last time.
+
+        Keeps ``timestamps.jsonl`` aligned line by line with the records file.
+        """
+        stamps = self.stamps()
+        records = _read_json_lines(self.records_path, repair=False)
+        if len(stamps) >= len(records):
+            return
+        last = stamps[-1].elapsed_s if stamps else 0.0
+        missing = []
+        for _, (_trace, run_secs, *_rest) in records[len(stamps) :]:
+            run_s = sorted(run_secs)[len(run_secs) // 2] if run_secs else None
+            ok = run_s is not None and run_s < FAILED_RUN_S
+            missing.append(Stamp(last, None, run_s if ok else None))
+        self.append_stamps(missing)
+        logger.warning(
+            "%s: stamped %d records left unstamped by an interrupted run", self.path, len(missing)
+        )
 
     def stamps(self) -> list[Stamp]:
         rows = _read_json_lines(self.path / TIMESTAMPS, repair=False)

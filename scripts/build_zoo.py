@@ -12,6 +12,7 @@ Weights are random and not stored: schedules depend on shapes, not values. Integ
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import gzip
 import hashlib
@@ -25,12 +26,10 @@ import torch
 # torchvision's compiled ops are a CUDA build that cannot load here; the model code never calls
 # them, but importing torchvision registers fake kernels for these two schemas.
 for _schema in ("nms", "qnms"):
-    try:
+    with contextlib.suppress(RuntimeError):  # already defined by a working torchvision build
         torch.library.define(
             f"torchvision::{_schema}", "(Tensor dets, Tensor scores, float iou_threshold) -> Tensor"
         )
-    except RuntimeError:  # already defined (a real torchvision build)
-        pass
 
 import torchvision  # noqa: E402
 import transformers  # noqa: E402

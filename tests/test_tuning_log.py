@@ -1,0 +1,90 @@
+"""A tuning log is TVM's JSON database plus provenance and timestamps; bad files are named."""
+
+import json
+import shutil
+
+import pytest
+import tvm
+from tiny import conv_net
+from tvm.s_tir import meta_schedule as ms
+
+from recommender.errors import InputError
+from recommender.targets import parse_target
+from recommender.tasks import extract_tasks
+from recommender.tuning_log import TuningLog
+
+
+@pytest.fixture
+def log_copy(conv_log, tmp_path):
+    work_dir, _ = conv_log
+    copy = tmp_path / "copy"
+    shutil.copytree(work_dir, copy)
+    return copy
+
+
+def test_tvm_json_database_reads_the_log(conv_log, target):
+    work_dir, summary = conv_log
+    database = ms.database.JSONDatabase(work_dir=str(work_dir))
+    records = database.get_all_tuning_records()
+    assert len(records) == summary.trials_this_run == 8
+    task = extract_tasks(conv_net(), target)[0]
+    best = database.query_tuning_record(task.mod, target, task.name)
+    assert best is not None
+    assert min(float(s) for s in best.run_secs) > 0
+
+
+def test_every_record_has_a_timestamp_in_order(conv_log):
+    work_dir, summary = conv_log
+    stamps = TuningLog.open(work_dir).stamps()
+    assert len(stamps) == TuningLog(work_dir).record_count()
+    elapsed = [s.elapsed_s for s in stamps]
+    assert elapsed == sorted(elapsed) and elapsed[0] > 0
+    assert summary.best_s["fused_conv2d_relu"] == min(s.run_s for s in stamps if s.run_s)
+
+
+def test_half_written_last_line_is_moved_aside_on_resume(log_copy, target):
+    records = log_copy / "database_tuning_record.json"
+    whole = records.read_bytes()
+    records.write_bytes(whole + b'[0,[[["GetSBlock"')  # a write cut by a kill
+    with pytest.raises(InputError, match=r"database_tuning_record.json:9: corrupt JSON line"):
+        TuningLog.open(log_copy)
+    TuningLog.create_or_resume(log_copy, target=target, network="conv8x16", budget={})
+    assert records.read_bytes() == whole
+    assert (log_copy / "database_tuning_record.json.torn").exists()
+
+
+def test_corrupt_line_in_the_middle_names_file_and_line(log_copy):
+    records = log_copy / "database_tuning_record.json"
+    lines = records.read_text().splitlines(keepends=True)
+    lines[2] = lines[2][:40] + "\n"
+    records.write_text("".join(lines))
+    with pytest.raises(InputError, match=r"database_tuning_record.json:3: corrupt JSON line"):
+        TuningLog.open(log_copy)
+
+
+def test_record_whose_workload_is_missing_is_named(log_copy):
+    records = log_copy / "database_tuning_record.json"
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    rows[4][0] = 7
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match=r":5: record names workload 7, but .* holds 1"):
+        TuningLog.open(log_copy)
+
+
+def test_log_for_another_target_or_tvm_version_is_refused(log_copy, target):
+    other = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4")
+    with pytest.raises(InputError, match="provenance.json: written for target .*aarch64"):
+        TuningLog.create_or_resume(log_copy, target=other, network="conv8x16", budget={})
+    provenance = json.loads((log_copy / "provenance.json").read_text())
+    provenance["tvm"] = "0.19.0"
+    (log_copy / "provenance.json").write_text(json.dumps(provenance))
+    before = (log_copy / "database_tuning_record.json").read_bytes()
+    with pytest.raises(InputError, match=f"TVM 0.19.0, this is TVM {tvm.__version__}"):
+        TuningLog.create_or_resume(log_copy, target=target, network="conv8x16", budget={})
+    assert (log_copy / "database_tuning_record.json").read_bytes() == before
+
+
+def test_records_without_provenance_are_not_mixed_into(tmp_path, target):
+    (tmp_path / "database_tuning_record.json").write_text("")
+    with pytest.raises(InputError, match="no provenance.json; refusing to mix runs"):
+        TuningLog.create_or_resume(tmp_path, target=target, network="x", budget={})
