@@ -7,10 +7,13 @@ the records already in the log against the budget and goes on from there.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import math
+import signal
 import statistics
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +25,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from .measure import make_builder, make_runner
 from .network import Network
+from .scheduler import CommitEachBatch
 from .targets import RemoteDevice
 from .tasks import Task, extract_tasks
 from .tuning_log import FAILED_RUN_S, Stamp, TuningLog
@@ -58,10 +62,11 @@ class _StampAndReport(ms.measure_callback.PyMeasureCallback):
         summary: CollectSummary,
         offset_s: float,
         deadline: float | None,
+        stop: threading.Event,
         bar: tqdm,
     ):
         self.log, self.summary, self.bar = log, summary, bar
-        self.offset_s, self.deadline = offset_s, deadline
+        self.offset_s, self.deadline, self.stop = offset_s, deadline, stop
         self.start = time.monotonic()
 
     def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
@@ -76,11 +81,39 @@ class _StampAndReport(ms.measure_callback.PyMeasureCallback):
         self.log.append_stamps(stamps)
         self.summary.trials_this_run += len(stamps)
         self.bar.update(len(stamps))
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            for i, record in enumerate(task_scheduler.tasks_):
-                if not record.is_terminated:
-                    task_scheduler.terminate_task(i)
+        if self.stop.is_set():
+            self.summary.status = "interrupted"
+        elif self.deadline is not None and time.monotonic() > self.deadline:
             self.summary.status = "time budget spent"
+        else:
+            return
+        for i, record in enumerate(task_scheduler.tasks_):
+            if not record.is_terminated:
+                task_scheduler.terminate_task(i)
+
+
+@contextlib.contextmanager
+def _first_ctrl_c_stops_gently(stop: threading.Event):
+    """First Ctrl-C: finish and save the batch in flight. Second: abort at once.
+
+    A KeyboardInterrupt raised inside TVM's tuning loop reaches us as a bare RuntimeError
+    after TVM's worker pools fail to shut down, so the first one is turned into a flag.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        logger.warning("stopping after the batch in flight; Ctrl-C again to abort")
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _tune_contexts(
@@ -163,23 +196,27 @@ def collect(
     deadline = None if minutes is None else start + minutes * 60
     started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     bar = tqdm(total=remaining, desc=network.name, unit="trial", disable=not progress)
-    callback = _StampAndReport(log, summary, offset_s, deadline, bar)
+    stop = threading.Event()
+    callback = _StampAndReport(log, summary, offset_s, deadline, stop, bar)
     try:
-        ms.tune_tasks(
-            tasks=_tune_contexts(tasks, target, seed + done, population),
-            task_weights=[float(t.weight) for t in tasks],
-            work_dir=str(log.path),
-            max_trials_global=remaining,
-            max_trials_per_task=max(trials_per_task * 2, trials_per_iter),
-            num_trials_per_iter=trials_per_iter,
-            builder=make_builder(),
-            runner=make_runner(remote),
-            database=log.database(),
-            cost_model=ms.cost_model.XGBModel(num_tuning_cores=target.attrs["num-cores"]),
-            measure_callbacks=[*ms.MeasureCallback.create("default"), callback],
-            task_scheduler="gradient",
-        )
-    except KeyboardInterrupt:
+        with _first_ctrl_c_stops_gently(stop):
+            ms.tune_tasks(
+                tasks=_tune_contexts(tasks, target, seed + done, population),
+                task_weights=[float(t.weight) for t in tasks],
+                work_dir=str(log.path),
+                max_trials_global=remaining,
+                max_trials_per_task=max(trials_per_task * 2, trials_per_iter),
+                num_trials_per_iter=trials_per_iter,
+                builder=make_builder(),
+                runner=make_runner(remote),
+                database=log.database(),
+                cost_model=ms.cost_model.XGBModel(num_tuning_cores=target.attrs["num-cores"]),
+                measure_callbacks=[*ms.MeasureCallback.create("default"), callback],
+                task_scheduler=CommitEachBatch(),
+            )
+    except (KeyboardInterrupt, RuntimeError):
+        if not stop.is_set():  # not a second Ctrl-C (which TVM's loop turns into RuntimeError)
+            raise
         summary.status = "interrupted"
     finally:
         bar.close()

@@ -141,7 +141,7 @@ def describe(mod: tvm.IRModule) -> WorkloadDescriptor:
     )
     try:
         flops = float(s_tir.analysis.estimate_tir_flops(mod))
-    except tvm.error.TVMError:
+    except RuntimeError:  # TVM errors subclass RuntimeError
         flops = float("nan")
     anchor = max(blocks, key=lambda b: (("R" in b.iter_kinds), math.prod(b.extents)))
     return WorkloadDescriptor(

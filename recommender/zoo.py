@@ -71,7 +71,7 @@ def load_zoo_network(name: str, *, seed: int = 0) -> Network:
         mod = tvm.ir.load_json(text)
     except FileNotFoundError:
         raise InputError("zoo model file missing", path=entry.file) from None
-    except (OSError, EOFError, UnicodeDecodeError, tvm.error.TVMError) as err:
+    except (OSError, EOFError, UnicodeDecodeError, RuntimeError, ValueError) as err:
         raise InputError(f"zoo model file is corrupt ({err})", path=entry.file) from None
     return Network(
         name=name,

@@ -42,3 +42,20 @@ def matmul_net(m: int = 16, k: int = 64, n: int = 32) -> Network:
             bb.emit_func_output(out)
 
     return _network(f"matmul{m}x{k}x{n}", build)
+
+
+def conv_matmul_net() -> Network:
+    """conv + relu, flattened into a matmul: three tasks of three kernel classes."""
+
+    def build(bb):
+        x = relax.Var("x", relax.TensorType((1, 4, 8, 8), "float32"))
+        w = relax.Var("w", relax.TensorType((8, 4, 3, 3), "float32"))
+        m = relax.Var("m", relax.TensorType((512, 16), "float32"))
+        with bb.function("main", [x, w, m]):
+            with bb.dataflow():
+                y = bb.emit(relax.op.nn.relu(relax.op.nn.conv2d(x, w, padding=1)))
+                flat = bb.emit(relax.op.reshape(y, (1, 512)))
+                out = bb.emit_output(relax.op.matmul(flat, m))
+            bb.emit_func_output(out)
+
+    return _network("convmatmul", build)
