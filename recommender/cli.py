@@ -108,6 +108,86 @@ def cmd_collect(args) -> int:
     return 130 if summaries and summaries[-1].status == "interrupted" else 0
 
 
+def cmd_transfer_tune(args) -> int:
+    from .frontends import load_network
+    from .report import table
+    from .sources import log_dir, resolve_sources
+    from .targets import RemoteDevice, parse_target
+    from .workflows import transfer_tune_to_dir
+
+    target = parse_target(args.target)
+    network = load_network(args.model)
+    report = transfer_tune_to_dir(
+        network,
+        target,
+        {m: log_dir(m) for m in resolve_sources(args.sources, network.name)},
+        args.out,
+        top_n=args.top_n,
+        remote=RemoteDevice.parse(args.rpc) if args.rpc else None,
+        progress=not args.json,
+    )
+    if args.json:
+        _print_json(report)
+    else:
+        print(table(report))
+        print(f"database, library and report.json in {args.out}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .frontends import load_network
+    from .targets import parse_target
+    from .workflows import compare_with_metaschedule
+
+    target = parse_target(args.target)
+    network = load_network(args.model)
+    log = args.log or paths.LOGS / network.name
+    row = compare_with_metaschedule(network, target, args.transfer, log)
+    if args.json:
+        _print_json(row)
+        return 0
+    e2e = row["end_to_end_ms"]
+    budget = row["metaschedule_budget"].get("trials_per_task", "?")
+    match = row["metaschedule_time_to_match_s"]
+    print(
+        _table(
+            [
+                [
+                    row["network"],
+                    f"{e2e['untuned']:.3f}",
+                    f"{e2e['transfer']:.3f}",
+                    f"{e2e['metaschedule']:.3f}",
+                    f"{e2e['metaschedule_same_time']:.3f}",
+                    f"{row['speedup']:.2f}",
+                    f"{row['max_speedup']:.2f}",
+                    "-"
+                    if row["share_of_max_speedup"] is None
+                    else f"{100 * row['share_of_max_speedup']:.1f}%",
+                    f"{row['search_s']:.0f}",
+                    "never" if match is None else f"{match:.0f}",
+                    "-" if match is None else f"{row['time_to_match_over_search']:.1f}x",
+                ]
+            ],
+            [
+                "network",
+                "untuned ms",
+                "transfer ms",
+                "MS full ms",
+                "MS same-time ms",
+                "speedup",
+                "max speedup",
+                "share of max",
+                "search s",
+                "MS to match s",
+                "ratio",
+            ],
+        )
+    )
+    print(f"MetaSchedule: {budget} trials/task, {row['metaschedule_tuning_s']:.0f} s of tuning")
+    print(f"note: {row['note']}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recommender",
@@ -129,6 +209,14 @@ def _parser() -> argparse.ArgumentParser:
             help="'host' (default: this CPU), 'llvm -mcpu=... -num-cores=N' or JSON",
         )
 
+    def rpc_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--rpc",
+            default=None,
+            metavar="HOST:PORT:KEY",
+            help="time on a device registered with a TVM RPC tracker",
+        )
+
     command("zoo", cmd_zoo, "list the shipped networks and their inputs")
 
     p = command("tasks", cmd_tasks, "list a network's tuning tasks with kernel class and FLOPs")
@@ -148,24 +236,60 @@ def _parser() -> argparse.ArgumentParser:
         "--minutes", type=float, default=None, help="wall-clock budget of this call, per network"
     )
     p.add_argument(
-        "--rpc",
-        default=None,
-        metavar="HOST:PORT:KEY",
-        help="time on a device registered with a TVM RPC tracker",
-    )
-    p.add_argument(
         "--out",
         type=Path,
         default=None,
         help=f"parent of the per-network log dirs (default {paths.LOGS})",
     )
     p.add_argument("--trials-per-iter", type=int, default=32, help="candidates per batch")
+    rpc_option(p)
     p.add_argument(
         "--population",
         type=int,
         default=512,
         help="evolutionary search population (MetaSchedule's default 512)",
     )
+
+    p = command(
+        "transfer-tune",
+        cmd_transfer_tune,
+        "the paper's transfer-tuning: time every same-class schedule of the sources",
+    )
+    p.add_argument("model", help="zoo name, or a .onnx / .json[.gz] Relax / .pt2 file")
+    p.add_argument(
+        "--sources",
+        default="paper",
+        help="'paper' (the paper's pair), 'all' (every other logged model) or a,b,c",
+    )
+    p.add_argument(
+        "--top-n",
+        type=int,
+        default=1,
+        help="records per source workload to try (default 1: its best)",
+    )
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    target_options(p)
+    rpc_option(p)
+
+    p = command(
+        "compare",
+        cmd_compare,
+        "the paper's table for one network: transfer-tuning vs MetaSchedule's log",
+    )
+    p.add_argument("model", help="zoo name, or a model file")
+    p.add_argument(
+        "--transfer",
+        type=Path,
+        required=True,
+        help="output directory of transfer-tune for this model",
+    )
+    p.add_argument(
+        "--log",
+        type=Path,
+        default=None,
+        help=f"the model's own tuning log (default {paths.LOGS}/MODEL)",
+    )
+    target_options(p)
     return parser
 
 

@@ -42,22 +42,28 @@ class Task:
         }
 
 
-def lower(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
-    """High-level Relax -> fused ``call_tir`` kernels, as ``static_shape_tuning`` does.
+def prepare(mod: tvm.IRModule) -> tvm.IRModule:
+    """Inference-time simplification before legalization: batch norm folded into convolutions.
 
-    Batch norm is folded into the convolution first, as deployment would; ``extract_tasks``
-    finds nothing on a module that was not legalized.
+    This is what ``endtoend.build`` compiles: ``compile_relax`` legalizes and fuses it itself,
+    and its functions match the database only if they were not legalized before (a second
+    ``AnnotateTIROpPattern`` adds attributes the tasks did not have).
     """
-    passes = tvm.transform.Sequential(
-        [
-            relax.transform.FoldBatchnormToConv2D(),
-            relax.transform.DecomposeOpsForInference(),
-            relax.transform.CanonicalizeBindings(),
-            relax.get_pipeline("zero"),
-        ]
-    )
+    passes = [
+        relax.transform.FoldBatchnormToConv2D(),
+        relax.transform.DecomposeOpsForInference(),
+        relax.transform.CanonicalizeBindings(),
+    ]
+    return tvm.transform.Sequential(passes)(mod)
+
+
+def lower(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """Prepared Relax -> fused ``call_tir`` kernels, as ``static_shape_tuning`` does.
+
+    ``extract_tasks`` finds nothing on a module that was not legalized.
+    """
     with target:
-        return passes(mod)
+        return relax.get_pipeline("zero")(prepare(mod))
 
 
 def extract_tasks(network: Network, target: tvm.target.Target) -> list[Task]:

@@ -1,0 +1,196 @@
+"""Exhaustive transfer-tuning (Gibson & Cano, 2022): time every same-class source schedule.
+
+For every target kernel, every source schedule of its kernel class is applied, checked against
+the unscheduled kernel and timed standalone; the fastest valid one wins if it beats the untuned
+kernel, otherwise the kernel stays untuned. The result is a MetaSchedule database keyed by the
+target's workloads, which ``compile_relax`` applies as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tvm
+from tqdm import tqdm
+from tvm.s_tir import meta_schedule as ms
+
+from .apply import Applied, apply_trace
+from .measure import Measurement, make_builder, make_runner, measure
+from .network import Network
+from .sources import SourceSchedule
+from .targets import RemoteDevice
+from .tasks import Task, extract_tasks, prepare
+
+logger = logging.getLogger(__name__)
+
+CHUNK = 32  # candidates per build/verify/run batch: worker start-up is paid once per chunk
+
+
+@dataclass
+class Candidate:
+    source: SourceSchedule
+    applied: Applied
+    measurement: Measurement | None = None
+
+    @property
+    def run_s(self) -> float | None:
+        return self.measurement.run_s if self.measurement and self.measurement.ok else None
+
+    @property
+    def failure(self) -> str | None:
+        if not self.applied.ok:
+            return f"apply: {self.applied.reason}"
+        if self.measurement and not self.measurement.ok:
+            return f"{self.measurement.stage}: {self.measurement.error}"
+        return None
+
+
+@dataclass
+class KernelResult:
+    task: Task
+    candidates: list[Candidate]
+    untuned: Measurement | None = None
+
+    @property
+    def untuned_s(self) -> float | None:
+        return self.untuned.run_s if self.untuned and self.untuned.ok else None
+
+    @property
+    def best(self) -> Candidate | None:
+        """The fastest valid candidate, if it beats the untuned kernel."""
+        timed = [c for c in self.candidates if c.run_s is not None]
+        if not timed:
+            return None
+        best = min(timed, key=lambda c: c.run_s)
+        untuned = self.untuned_s
+        return best if untuned is None or best.run_s < untuned else None
+
+
+@dataclass
+class TransferRun:
+    network: str
+    target: tvm.target.Target
+    prepared: tvm.IRModule  # what endtoend.build compiles
+    kernels: list[KernelResult]
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def search_s(self) -> float:
+        """Apply + build + check + time, as the paper counts search time."""
+        return sum(self.timings_s.get(k, 0.0) for k in ("apply", "measure"))
+
+
+def apply_candidates(
+    tasks: list[Task], sources: list[SourceSchedule], target: tvm.target.Target
+) -> list[KernelResult]:
+    """Apply every same-class source schedule to every task (failures kept with a reason)."""
+    by_class: dict[str, list[SourceSchedule]] = {}
+    for source in sources:
+        by_class.setdefault(source.kernel_class.key, []).append(source)
+    kernels = []
+    for task in tasks:
+        candidates = [
+            Candidate(source, apply_trace(source.trace, task.mod, target))
+            for source in by_class.get(task.kernel_class.key, [])
+        ]
+        kernels.append(KernelResult(task, candidates))
+    return kernels
+
+
+def measure_kernels(
+    kernels: list[KernelResult],
+    target: tvm.target.Target,
+    *,
+    remote: RemoteDevice | None = None,
+    on_progress: Callable[[int], None] = lambda n: None,
+) -> None:
+    """Time each kernel's untuned workload and its applied candidates, in chunks of ``CHUNK``."""
+    jobs: list[tuple[KernelResult, Candidate | None]] = []
+    for kernel in kernels:
+        if not any(c.applied.ok for c in kernel.candidates):
+            continue  # nothing to compare with: the untuned time is not needed
+        jobs.append((kernel, None))
+        jobs.extend((kernel, c) for c in kernel.candidates if c.applied.ok)
+    runner = make_runner(remote)
+    for start in range(0, len(jobs), CHUNK):
+        chunk = jobs[start : start + CHUNK]
+        groups: dict[int, tuple[tvm.IRModule, list]] = {}
+        for kernel, candidate in chunk:
+            mod = kernel.task.mod if candidate is None else candidate.applied.schedule.mod
+            groups.setdefault(id(kernel), (kernel.task.mod, []))[1].append(mod)
+        results = measure(list(groups.values()), target, builder=make_builder(), runner=runner)
+        flat = iter([m for group in results for m in group])
+        for (kernel, candidate), result in zip(_group_order(chunk), flat):
+            if candidate is None:
+                kernel.untuned = result
+            else:
+                candidate.measurement = result
+        on_progress(len(chunk))
+
+
+def _group_order(chunk: list) -> list:
+    """``chunk`` reordered group by group, the order ``measure`` returns results in."""
+    order: dict[int, list] = {}
+    for kernel, candidate in chunk:
+        order.setdefault(id(kernel), []).append((kernel, candidate))
+    return [job for jobs in order.values() for job in jobs]
+
+
+def transfer_tune(
+    network: Network,
+    target: tvm.target.Target,
+    sources: list[SourceSchedule],
+    *,
+    remote: RemoteDevice | None = None,
+    progress: bool = True,
+) -> TransferRun:
+    """Run the paper's algorithm on ``network`` with the given source schedules."""
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    prepared = prepare(network.mod)
+    tasks = extract_tasks(network, target)
+    timings["extract"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    kernels = apply_candidates(tasks, sources, target)
+    timings["apply"] = time.perf_counter() - start
+
+    total = sum(
+        1 + sum(c.applied.ok for c in k.candidates)
+        for k in kernels
+        if any(c.applied.ok for c in k.candidates)
+    )
+    start = time.perf_counter()
+    with tqdm(
+        total=total, desc=f"{network.name}: time", unit="kernel", disable=not progress
+    ) as bar:
+        measure_kernels(kernels, target, remote=remote, on_progress=bar.update)
+    timings["measure"] = time.perf_counter() - start
+    return TransferRun(network.name, target, prepared, kernels, timings)
+
+
+def write_database(run: TransferRun, out_dir: Path) -> ms.database.JSONDatabase:
+    """The chosen schedules as a MetaSchedule JSON database keyed by the target's workloads."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("database_workload.json", "database_tuning_record.json"):
+        (out_dir / name).unlink(missing_ok=True)  # a rerun replaces the previous choice
+    database = ms.database.JSONDatabase(work_dir=str(out_dir), module_equality="structural")
+    for kernel in run.kernels:
+        best = kernel.best
+        if best is None:
+            continue
+        workload = database.commit_workload(kernel.task.mod)
+        func = next(f for f in kernel.task.mod.functions.values())
+        record = ms.database.TuningRecord(
+            trace=best.applied.schedule.trace,
+            workload=workload,
+            run_secs=[best.run_s],
+            target=run.target,
+            args_info=ms.arg_info.ArgInfo.from_prim_func(func),
+        )
+        database.commit_tuning_record(record)
+    return database

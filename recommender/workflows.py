@@ -1,0 +1,114 @@
+"""End-to-end procedures behind the CLI commands: from a model name to files and a report."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import tvm
+from tvm.s_tir import meta_schedule as ms
+
+from . import endtoend
+from .baselines import database_at, full_database, time_to_match, timed_records
+from .errors import InputError, RecommenderError
+from .network import Network
+from .report import UNTUNED_NOTE, summary
+from .sources import load_sources
+from .targets import RemoteDevice
+from .tasks import prepare
+from .transfer_tune import transfer_tune, write_database
+from .tuning_log import TuningLog
+
+logger = logging.getLogger(__name__)
+
+
+def transfer_tune_to_dir(
+    network: Network,
+    target: tvm.target.Target,
+    source_logs: dict[str, Path],
+    out_dir: Path,
+    *,
+    top_n: int = 1,
+    remote: RemoteDevice | None = None,
+    progress: bool = True,
+) -> dict:
+    """The paper's transfer-tuning of ``network`` from the logs of ``source_logs`` (model: dir).
+
+    ``out_dir`` receives TVM's two database files (usable by ``compile_relax``), the compiled
+    network ``<name>.so``, and ``report.json``. The tuned build must compute what the untuned
+    build computes, or nothing but the report is kept.
+    """
+    sources = load_sources(source_logs, target, top_n=top_n)
+    run = transfer_tune(network, target, sources, remote=remote, progress=progress)
+    database = write_database(run, out_dir)
+    untuned = endtoend.build(run.prepared, target)
+    tuned = endtoend.build(run.prepared, target, database)
+    problem = endtoend.outputs_match(untuned, tuned, network)
+    if problem:
+        raise RecommenderError(f"{network.name}: the tuned build is wrong ({problem})")
+    times = endtoend.time_interleaved({"untuned": untuned, "transfer": tuned}, network)
+    library = endtoend.export(tuned, out_dir / f"{network.name}.so")
+    report = summary(run, times)
+    report.update(
+        sources=sorted(source_logs), top_n=top_n, library=str(library), database=str(out_dir)
+    )
+    (out_dir / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report
+
+
+def compare_with_metaschedule(
+    network: Network, target: tvm.target.Target, transfer_dir: Path, log_path: Path
+) -> dict:
+    """The paper's table for one network: transfer-tuning against MetaSchedule's own log.
+
+    Builds (all timed in one interleaved run): untuned, transfer-tuned (from ``transfer_dir``,
+    written by ``transfer-tune``), MetaSchedule at the end of its budget, and MetaSchedule with
+    the records it had after the same wall time as transfer-tuning's search. Then bisects the
+    log's stamps for MetaSchedule's time to match the transfer-tuned latency.
+    """
+    report_path = transfer_dir / "report.json"
+    try:
+        transfer_report = json.loads(report_path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise InputError(f"no usable transfer report ({err})", path=report_path) from None
+    search_s = transfer_report["search_s"]
+    log = TuningLog.open(log_path, target=target)
+    timed, _ = timed_records(log)
+    if not timed:
+        raise InputError("the tuning log holds no valid record", path=log_path)
+    prepared = prepare(network.mod)
+    transfer_db = ms.database.JSONDatabase(work_dir=str(transfer_dir))
+    builds = {
+        "untuned": endtoend.build(prepared, target),
+        "transfer": endtoend.build(prepared, target, transfer_db),
+        "metaschedule": endtoend.build(prepared, target, full_database(log, target)),
+        "metaschedule_same_time": endtoend.build(prepared, target, database_at(timed, search_s)),
+    }
+    times = endtoend.time_interleaved(builds, network)
+
+    def ratio_to_transfer(elapsed_s: float) -> float:
+        stop = endtoend.build(prepared, target, database_at(timed, elapsed_s))
+        pair = endtoend.time_interleaved({"stop": stop, "transfer": builds["transfer"]}, network)
+        return pair["stop"] / pair["transfer"]
+
+    match_s = time_to_match(timed, ratio_to_transfer, 1.0)
+    untuned, transfer, full = times["untuned"], times["transfer"], times["metaschedule"]
+    speedup, max_speedup = untuned / transfer, untuned / full
+    budget = log.provenance().get("budget", {})
+    return {
+        "network": network.name,
+        "end_to_end_ms": {k: round(v * 1e3, 4) for k, v in times.items()},
+        "speedup": round(speedup, 3),
+        "max_speedup": round(max_speedup, 3),
+        "share_of_max_speedup": round((speedup - 1) / (max_speedup - 1), 4)
+        if max_speedup > 1
+        else None,
+        "latency_ratio_max_over_transfer": round(full / transfer, 4),
+        "search_s": search_s,
+        "metaschedule_budget": budget,
+        "metaschedule_tuning_s": round(timed[-1].elapsed_s, 1),
+        "metaschedule_time_to_match_s": match_s,
+        "time_to_match_over_search": round(match_s / search_s, 2) if match_s else None,
+        "note": UNTUNED_NOTE,
+    }

@@ -1,0 +1,139 @@
+"""Transferring schedules: applied, checked against the unscheduled kernel, timed, written."""
+
+import json
+
+import pytest
+import tvm
+from tiny import conv_net, matmul_net
+from tvm.s_tir import meta_schedule as ms
+
+from recommender import endtoend
+from recommender.apply import apply_trace
+from recommender.baselines import database_at, kernel_curve, timed_records
+from recommender.measure import measure
+from recommender.sources import load_sources
+from recommender.tasks import extract_tasks
+from recommender.tuning_log import TuningLog
+from recommender.workflows import compare_with_metaschedule, transfer_tune_to_dir
+
+
+@pytest.fixture(scope="module")
+def sources(conv_log, target):
+    work_dir, _ = conv_log
+    return load_sources({"tinyconv": work_dir}, target, top_n=2)
+
+
+def only_task(network, target):
+    [task] = extract_tasks(network, target)
+    return task
+
+
+def test_conv_schedule_on_another_conv_shape_is_correct_and_faster(sources, target):
+    task = only_task(conv_net(channels=16, size=8, out_channels=32), target)
+    applied = apply_trace(sources[0].trace, task.mod, target)
+    assert applied.ok, applied.reason
+    assert applied.tile_decisions > 0
+    [[untuned, transferred]] = measure([(task.mod, [task.mod, applied.schedule.mod])], target)
+    assert untuned.ok and transferred.ok
+    assert transferred.run_s < untuned.run_s
+
+
+def test_conv_schedule_on_a_matmul_is_rejected_with_a_reason(sources, target):
+    applied = apply_trace(sources[0].trace, only_task(matmul_net(), target).mod, target)
+    assert not applied.ok
+    assert "Cannot find a block with the name: pad_temp" in applied.reason
+
+
+def copy_kernels():
+    """A copy kernel and three broken 'schedules' of it: one adds 1, one has an index the
+    compiler proves out of bounds, one reads far out of bounds at a data-dependent index."""
+    from tvm.script import tirx as T
+
+    @T.prim_func(s_tir=True)
+    def copy(a: T.Buffer((64,), "float32"), b: T.Buffer((64,), "float32")):
+        for i in range(64):
+            with T.sblock("copy"):
+                vi = T.axis.spatial(64, i)
+                b[vi] = a[vi]
+
+    @T.prim_func(s_tir=True)
+    def wrong(a: T.Buffer((64,), "float32"), b: T.Buffer((64,), "float32")):
+        for i in range(64):
+            with T.sblock("copy"):
+                vi = T.axis.spatial(64, i)
+                b[vi] = a[vi] + T.float32(1)
+
+    @T.prim_func(s_tir=True)
+    def unbuildable(a: T.Buffer((64,), "float32"), b: T.Buffer((64,), "float32")):
+        for i in range(64):
+            with T.sblock("copy"):
+                vi = T.axis.spatial(64, i)
+                b[vi * 100000000] = a[vi]
+
+    @T.prim_func(s_tir=True)
+    def crash(a: T.Buffer((64,), "float32"), b: T.Buffer((64,), "float32")):
+        for i in range(64):
+            with T.sblock("copy"):
+                vi = T.axis.spatial(64, i)
+                b[vi] = a[T.Cast("int32", a[vi] * T.float32(1e9)) + 1000000000]
+
+    return [tvm.IRModule({"main": f}) for f in (copy, wrong, unbuildable, crash)]
+
+
+def test_wrong_or_crashing_candidates_are_recorded_and_the_run_goes_on(target):
+    reference, wrong, unbuildable, crash = copy_kernels()
+    results = measure([(reference, [wrong, unbuildable, crash, reference])], target)
+    [[bad, unbuilt, dead, good]] = results
+    assert bad.stage == "verify" and "outputs differ" in bad.error
+    assert unbuilt.stage == "build" and unbuilt.error
+    assert dead.stage == "verify" and "verification run failed" in dead.error
+    assert good.ok and good.run_s > 0
+
+
+def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
+    conv_log, target, tmp_path
+):
+    work_dir, _ = conv_log
+    network = conv_net(channels=16, size=8, out_channels=32)
+    report = transfer_tune_to_dir(
+        network, target, {"tinyconv": work_dir}, tmp_path, top_n=2, progress=False
+    )
+    [kernel] = report["kernels"]
+    assert kernel["candidates"] == 2 and kernel["source"].startswith("tinyconv/")
+    assert report["speedup"] > 1
+    assert json.loads((tmp_path / "report.json").read_text())["network"] == network.name
+    # TVM's own reader and compile_relax take the output as it is
+    database = ms.database.JSONDatabase(work_dir=str(tmp_path))
+    assert len(database.get_all_tuning_records()) == 1
+    from recommender.tasks import prepare
+
+    prepared = prepare(network.mod)
+    tuned = endtoend.build(prepared, target, database)
+    assert endtoend.outputs_match(endtoend.build(prepared, target), tuned, network) is None
+    assert (tmp_path / f"{network.name}.so").stat().st_size > 0
+
+
+def test_best_so_far_reconstruction_is_monotone(conv_log, target):
+    work_dir, _ = conv_log
+    timed, workloads = timed_records(TuningLog.open(work_dir))
+    curve = kernel_curve(timed, {0: 1})
+    values = [v for _, v in curve]
+    assert values == sorted(values, reverse=True)
+    assert values[-1] == min(t.run_s for t in timed)
+    sizes = [len(database_at(timed, t).get_all_tuning_records()) for t, _ in curve]
+    assert sizes == sorted(sizes) and sizes[-1] == 1  # one workload: its best record
+
+
+def test_compare_reports_the_papers_columns(conv_log, target, tmp_path):
+    work_dir, _ = conv_log
+    network = conv_net()  # the logged network itself: transfer from its own log
+    transfer_tune_to_dir(network, target, {"self": work_dir}, tmp_path, progress=False)
+    row = compare_with_metaschedule(network, target, tmp_path, work_dir)
+    assert set(row["end_to_end_ms"]) == {
+        "untuned",
+        "transfer",
+        "metaschedule",
+        "metaschedule_same_time",
+    }
+    assert row["speedup"] > 1 and row["max_speedup"] > 1
+    assert row["metaschedule_tuning_s"] > 0
