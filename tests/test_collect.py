@@ -38,13 +38,7 @@ def wait_for_records(log: TuningLog, count: int, proc, timeout_s: float = 240) -
 
 def test_killed_collection_resumes_without_losing_records(conv_json, tmp_path):
     log = TuningLog(tmp_path / "tinyconv")
-    first = subprocess.Popen(
-        collect_cmd(conv_json, tmp_path, 12),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    wait_for_records(log, 4, first)
+    first = start_collecting(conv_json, tmp_path, trials=12, until_records=4)
     first.send_signal(signal.SIGKILL)  # a session that stops mid-run
     first.wait()
     kept = log.records_path.read_bytes()
@@ -68,13 +62,7 @@ def test_killed_collection_resumes_without_losing_records(conv_json, tmp_path):
 
 def test_interrupt_with_ctrl_c_keeps_records_and_says_so(conv_json, tmp_path):
     log = TuningLog(tmp_path / "tinyconv")
-    proc = subprocess.Popen(
-        collect_cmd(conv_json, tmp_path, 40),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    wait_for_records(log, 4, proc)
+    proc = start_collecting(conv_json, tmp_path, trials=40, until_records=4)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
