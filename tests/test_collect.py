@@ -36,6 +36,15 @@ def wait_for_records(log: TuningLog, count: int, proc, timeout_s: float = 240) -
         time.sleep(0.2)
 
 
+def start_collecting(model, out, trials: int, until_records: int):
+    """Start ``recommender collect`` and return once ``until_records`` are on disk."""
+    proc = subprocess.Popen(
+        collect_cmd(model, out, trials), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    wait_for_records(TuningLog(out / "tinyconv"), until_records, proc)
+    return proc
+
+
 def test_killed_collection_resumes_without_losing_records(conv_json, tmp_path):
     log = TuningLog(tmp_path / "tinyconv")
     first = start_collecting(conv_json, tmp_path, trials=12, until_records=4)
