@@ -194,7 +194,13 @@ def collect(
     offset_s = stamps[-1].elapsed_s if stamps else 0.0
     start = time.monotonic()
     deadline = None if minutes is None else start + minutes * 60
-    started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    provenance = log.provenance()
+    session = {
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "status": "running",  # stays so if the process is killed
+    }
+    provenance["sessions"].append(session)
+    log.write_provenance(provenance)
     bar = tqdm(total=remaining, desc=network.name, unit="trial", disable=not progress)
     stop = threading.Event()
     callback = _StampAndReport(log, summary, offset_s, deadline, stop, bar)
@@ -221,15 +227,11 @@ def collect(
     finally:
         bar.close()
         summary.wall_s = time.monotonic() - start
-        provenance = log.provenance()
-        provenance["sessions"].append(
-            {
-                "started": started_at,
-                "wall_s": round(summary.wall_s, 1),
-                "trials": summary.trials_this_run,
-                "failures": summary.failures_this_run,
-                "status": summary.status,
-            }
+        session.update(
+            wall_s=round(summary.wall_s, 1),
+            trials=summary.trials_this_run,
+            failures=summary.failures_this_run,
+            status=summary.status,
         )
         log.write_provenance(provenance)
     summary.best_s = best_times(log)
