@@ -1,0 +1,202 @@
+"""The transfer-benefit dataset: every same-class (source record, target kernel) pair, measured.
+
+For each target network, each of its kernels gets every same-class record of the *other*
+networks' logs (the ``top_n`` best per source workload, not only the best: the model must learn
+what transfers, not only what was best at home). Each candidate is applied, featurised (schema
+in ``features``), checked and timed, together with the untuned kernel in the same batch.
+
+Stored per kernel as ``<dir>/<network>/<task index>.npz`` (features, times, status, source
+labels) plus ``<dir>/provenance.json``; a kernel already on disk is skipped, so an interrupted
+build resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import tvm
+from tqdm import tqdm
+
+from .errors import InputError
+from .features import FEATURE_NAMES, SCHEMA_VERSION, featurize
+from .network import Network
+from .sources import SourceSchedule, load_sources
+from .targets import RemoteDevice, target_key
+from .tasks import Task, extract_tasks
+from .transfer_tune import apply_candidates, measure_kernels
+from .tuning_log import cpu_model
+from .zoo import zoo_index
+
+logger = logging.getLogger(__name__)
+
+STATUSES = ("ok", "apply", "build", "verify", "run")
+
+
+@dataclass(frozen=True)
+class KernelData:
+    """One target kernel's candidates: rows of ``features`` line up with ``run_s``/``status``.
+
+    ``run_s`` is NaN where the candidate failed; ``status`` indexes ``STATUSES``. Failed
+    applications have all-zero features (there is no program to describe).
+    """
+
+    network: str
+    task: str
+    kernel_class: str
+    weight: int
+    untuned_s: float
+    features: np.ndarray
+    run_s: np.ndarray
+    status: np.ndarray
+    sources: list[str]
+
+    @property
+    def best_s(self) -> float:
+        """Best time known for this kernel: the fastest valid candidate, or untuned."""
+        valid = self.run_s[np.isfinite(self.run_s)]
+        return float(min(valid.min(), self.untuned_s)) if valid.size else self.untuned_s
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(
+            tmp,
+            features=self.features,
+            run_s=self.run_s,
+            status=self.status,
+            meta=json.dumps(
+                {
+                    "network": self.network,
+                    "task": self.task,
+                    "kernel_class": self.kernel_class,
+                    "weight": self.weight,
+                    "untuned_s": self.untuned_s,
+                    "sources": self.sources,
+                    "schema": SCHEMA_VERSION,
+                }
+            ),
+        )
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> KernelData:
+        try:
+            with np.load(path) as data:
+                meta = json.loads(str(data["meta"]))
+                arrays = {k: data[k] for k in ("features", "run_s", "status")}
+        except (OSError, ValueError, KeyError) as err:
+            raise InputError(f"not a dataset kernel file ({err})", path=path) from None
+        if meta.get("schema") != SCHEMA_VERSION:
+            raise InputError(
+                f"feature schema {meta.get('schema')}, expected {SCHEMA_VERSION}; rebuild it",
+                path=path,
+            )
+        meta.pop("schema")
+        return cls(**meta, **arrays)
+
+
+def _provenance(directory: Path, target: tvm.target.Target, top_n: int) -> None:
+    path = directory / "provenance.json"
+    expected = {
+        "schema": SCHEMA_VERSION,
+        "features": len(FEATURE_NAMES),
+        "tvm": tvm.__version__,
+        "target_key": target_key(target),
+        "top_n": top_n,
+    }
+    if path.exists():
+        found = json.loads(path.read_text())
+        for key, value in expected.items():
+            if found.get(key) != value:
+                raise InputError(f"built with {key}={found.get(key)}, expected {value}", path=path)
+        return
+    expected.update(
+        target=json.loads(str(target)),
+        machine={"cpu": cpu_model(), "arch": platform.machine()},
+        started=datetime.date.today().isoformat(),
+    )
+    path.write_text(json.dumps(expected, indent=1) + "\n")
+
+
+def build_dataset(
+    networks: dict[str, Network],
+    logs: dict[str, Path],
+    directory: Path,
+    target: tvm.target.Target,
+    *,
+    top_n: int = 3,
+    remote: RemoteDevice | None = None,
+    progress: bool = True,
+) -> list[Path]:
+    """Measure every same-class pair for every network (leave-one-model-out sources).
+
+    Returns the kernel files written or already present.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    _provenance(directory, target, top_n)
+    sources = load_sources(logs, target, top_n=top_n)
+    families = {n: entry.family for n, entry in zoo_index().items()}
+    families.update({n: net.family for n, net in networks.items() if net.family})
+    written = []
+    for name, network in networks.items():
+        others = [s for s in sources if s.model != name]
+        tasks = extract_tasks(network, target)
+        out = directory / name
+        out.mkdir(exist_ok=True)
+        bar = tqdm(tasks, desc=f"dataset {name}", unit="kernel", disable=not progress)
+        for index, task in enumerate(bar):
+            path = out / f"{index:03d}.npz"
+            if not path.exists():
+                data = _measure_kernel(name, task, others, families, target, remote)
+                if data is None:
+                    continue
+                data.save(path)
+            written.append(path)
+    return written
+
+
+def _measure_kernel(
+    name: str,
+    task: Task,
+    sources: list[SourceSchedule],
+    families: dict[str, str],
+    target: tvm.target.Target,
+    remote: RemoteDevice | None,
+) -> KernelData | None:
+    [kernel] = apply_candidates([task], sources, target)
+    if not kernel.candidates:
+        return None
+    applied = [c for c in kernel.candidates if c.applied.ok]
+    measure_kernels([kernel], target, remote=remote)
+    features = np.zeros((len(kernel.candidates), len(FEATURE_NAMES)))
+    if applied:
+        matrix = featurize(
+            task,
+            [(c.source, c.applied) for c in applied],
+            target,
+            family_of=families,
+            target_family=families.get(name, ""),
+        )
+        rows = [i for i, c in enumerate(kernel.candidates) if c.applied.ok]
+        features[rows] = matrix
+    run_s = np.array([c.run_s if c.run_s is not None else np.nan for c in kernel.candidates])
+    status = np.array(
+        [STATUSES.index(c.failure.split(":", 1)[0]) if c.failure else 0 for c in kernel.candidates]
+    )
+    untuned = kernel.untuned_s if kernel.untuned_s is not None else np.nan
+    return KernelData(
+        network=name,
+        task=task.name,
+        kernel_class=task.kernel_class.key,
+        weight=task.weight,
+        untuned_s=float(untuned),
+        features=features,
+        run_s=run_s,
+        status=status,
+        sources=[c.source.label for c in kernel.candidates],
+    )

@@ -1,0 +1,66 @@
+"""The transfer-benefit dataset: measured pairs, stored per kernel, resumable, schema-checked."""
+
+import json
+
+import numpy as np
+import pytest
+from tiny import conv_net
+
+from recommender.dataset import STATUSES, KernelData, build_dataset
+from recommender.errors import InputError
+from recommender.features import FEATURE_NAMES
+
+
+@pytest.fixture(scope="module")
+def dataset(conv_log, target, tmp_path_factory):
+    work_dir, _ = conv_log
+    directory = tmp_path_factory.mktemp("dataset")
+    network = conv_net(channels=16, size=8, out_channels=32)
+    paths = build_dataset(
+        {"wide": network}, {"tinyconv": work_dir}, directory, target, top_n=3, progress=False
+    )
+    return directory, paths
+
+
+def test_every_same_class_record_is_measured_with_the_untuned_kernel(dataset):
+    _, [path] = dataset
+    data = KernelData.load(path)
+    assert data.network == "wide" and data.kernel_class.startswith("pad+conv2d_nchw+compute@")
+    assert data.features.shape == (3, len(FEATURE_NAMES))
+    assert len(data.sources) == 3 and all(s.startswith("tinyconv/") for s in data.sources)
+    assert [STATUSES[s] for s in data.status] == ["ok"] * 3
+    assert np.all(data.run_s > 0) and data.untuned_s > 0
+    assert data.best_s == min(data.run_s.min(), data.untuned_s)
+
+
+def test_a_rebuild_skips_what_is_on_disk(dataset, conv_log, target):
+    directory, [path] = dataset
+    before = path.stat().st_mtime_ns
+    again = build_dataset(
+        {"wide": conv_net(channels=16, size=8, out_channels=32)},
+        {"tinyconv": conv_log[0]},
+        directory,
+        target,
+        progress=False,
+    )
+    assert again == [path] and path.stat().st_mtime_ns == before
+
+
+def test_another_schema_or_target_is_refused(dataset, tmp_path, target):
+    directory, [path] = dataset
+    data = KernelData.load(path)
+    stale = tmp_path / "stale.npz"
+    np.savez(
+        stale,
+        features=data.features,
+        run_s=data.run_s,
+        status=data.status,
+        meta=json.dumps({"schema": 0}),
+    )
+    with pytest.raises(InputError, match="feature schema 0, expected 1"):
+        KernelData.load(stale)
+    provenance = json.loads((directory / "provenance.json").read_text())
+    provenance["target_key"]["mcpu"] = "cortex-a72"
+    (directory / "provenance.json").write_text(json.dumps(provenance))
+    with pytest.raises(InputError, match="provenance.json: built with target_key="):
+        build_dataset({}, {}, directory, target, progress=False)
