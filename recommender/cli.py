@@ -188,6 +188,32 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def cmd_dataset_build(args) -> int:
+    from .dataset import build_dataset
+    from .sources import log_dir
+    from .targets import RemoteDevice, parse_target
+    from .zoo import load_zoo_network, zoo_names
+
+    target = parse_target(args.target)
+    names = args.networks or [n for n in zoo_names() if (paths.LOGS / n).is_dir()]
+    logs = {n: log_dir(n) for n in names}
+    written = build_dataset(
+        {n: load_zoo_network(n) for n in names},
+        logs,
+        args.out,
+        target,
+        top_n=args.top_n,
+        remote=RemoteDevice.parse(args.rpc) if args.rpc else None,
+        progress=not args.json,
+    )
+    result = {"directory": str(args.out), "kernels": len(written), "networks": names}
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"{len(written)} kernels of {len(names)} networks in {args.out}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recommender",

@@ -1,6 +1,7 @@
 """The transfer-benefit dataset: measured pairs, stored per kernel, resumable, schema-checked."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -59,8 +60,10 @@ def test_another_schema_or_target_is_refused(dataset, tmp_path, target):
     )
     with pytest.raises(InputError, match="feature schema 0, expected 1"):
         KernelData.load(stale)
-    provenance = json.loads((directory / "provenance.json").read_text())
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    provenance = json.loads((copy / "provenance.json").read_text())
     provenance["target_key"]["mcpu"] = "cortex-a72"
-    (directory / "provenance.json").write_text(json.dumps(provenance))
+    (copy / "provenance.json").write_text(json.dumps(provenance))
     with pytest.raises(InputError, match="provenance.json: built with target_key="):
-        build_dataset({}, {}, directory, target, progress=False)
+        build_dataset({}, {}, copy, target, progress=False)
