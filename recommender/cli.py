@@ -298,6 +298,21 @@ def _parser() -> argparse.ArgumentParser:
     rpc_option(p)
 
     p = command(
+        "dataset",
+        cmd_dataset_build,
+        "build (or resume) the transfer-benefit dataset: every same-class "
+        "(source record, kernel) pair of the logged networks, measured",
+    )
+    p.add_argument("action", choices=["build"])
+    p.add_argument("networks", nargs="*", help="zoo networks (default: every logged one)")
+    p.add_argument(
+        "--out", type=Path, default=paths.DATASETS / "transfer", help="dataset dir (resumable)"
+    )
+    p.add_argument("--top-n", type=int, default=3, help="records per source workload")
+    target_options(p)
+    rpc_option(p)
+
+    p = command(
         "compare",
         cmd_compare,
         "the paper's table for one network: transfer-tuning vs MetaSchedule's log",
