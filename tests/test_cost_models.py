@@ -1,0 +1,68 @@
+"""The shared contract of every ranking model, and saving the shipped one without pickles."""
+
+import json
+
+import numpy as np
+import pytest
+
+from recommender import cost_models
+from recommender.errors import InputError
+from recommender.features import FEATURE_NAMES
+from recommender.targets import host_target
+
+rng = np.random.default_rng(0)
+GROUPS, PER_GROUP = 60, 8
+X = rng.normal(size=(GROUPS * PER_GROUP, len(FEATURE_NAMES)))
+QID = np.repeat(np.arange(GROUPS), PER_GROUP)
+# candidate time depends on two features; y = best time in the group / time (1.0 = best)
+TIME = np.exp(-(X[:, 5] - 0.5 * X[:, 40]) + 0.1 * rng.normal(size=len(X)))
+Y = np.concatenate([TIME[g == QID].min() / TIME[g == QID] for g in range(GROUPS)])
+TRAIN, TEST = QID < 40, QID >= 40
+SMALL = {"xgb": {"n_estimators": 40, "max_depth": 4}}  # the toy data needs no more trees
+
+
+@pytest.mark.parametrize("name", list(cost_models.MODELS))
+def test_every_model_follows_the_estimator_contract(name):
+    model = cost_models.create(name, **SMALL.get(name, {}))
+    with pytest.raises(cost_models.NotFittedError, match="not fitted"):
+        model.predict(X)
+    assert model.fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN]) is model
+    assert model.predict(X[TEST]).shape == (TEST.sum(),)
+    assert 0.0 < model.score(X[TEST], Y[TEST], qid=QID[TEST]) <= 1.0
+    with pytest.raises(ValueError, match=r"X must have shape \(n_samples, 362\).*Got \(3, 4\)"):
+        model.predict(np.zeros((3, 4)))
+
+
+def test_unknown_model_lists_the_valid_names():
+    with pytest.raises(ValueError, match="unknown model 'svm'; choose one of: xgb, random"):
+        cost_models.create("svm")
+
+
+def test_nan_features_are_refused():
+    bad = X[:8].copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        cost_models.create("xgb").fit(bad, Y[:8], qid=QID[:8])
+
+
+def test_xgb_ranker_beats_random_on_held_out_groups():
+    xgb = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+    rand = cost_models.create("random").fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+    assert (
+        xgb.score(X[TEST], Y[TEST], qid=QID[TEST])
+        > rand.score(X[TEST], Y[TEST], qid=QID[TEST]) + 0.2
+    )
+
+
+def test_save_and_load_predict_identically_and_check_the_schema(tmp_path):
+    model = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+    data = cost_models.data_hash(X[TRAIN], Y[TRAIN], QID[TRAIN])
+    cost_models.save(model, tmp_path, target=host_target(), data=data)
+    loaded = cost_models.load(tmp_path)
+    np.testing.assert_array_equal(model.predict(X[TEST]), loaded.predict(X[TEST]))
+    assert loaded.metadata_["training_data"] == data and loaded.params == model.params
+    metadata = json.loads((tmp_path / "metadata.json").read_text())
+    metadata["feature_schema"] = 0
+    (tmp_path / "metadata.json").write_text(json.dumps(metadata))
+    with pytest.raises(InputError, match="metadata.json: feature schema 0, expected 1"):
+        cost_models.load(tmp_path)
