@@ -235,6 +235,9 @@ def _parser() -> argparse.ArgumentParser:
             help="'host' (default: this CPU), 'llvm -mcpu=... -num-cores=N' or JSON",
         )
 
+    def model_argument(p: argparse.ArgumentParser) -> None:
+        p.add_argument("model", help="zoo name, or a .onnx / .json[.gz] Relax / .pt2 file")
+
     def rpc_option(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--rpc",
@@ -246,7 +249,7 @@ def _parser() -> argparse.ArgumentParser:
     command("zoo", cmd_zoo, "list the shipped networks and their inputs")
 
     p = command("tasks", cmd_tasks, "list a network's tuning tasks with kernel class and FLOPs")
-    p.add_argument("model", help="zoo name, or a .onnx / .json[.gz] Relax / .pt2 file")
+    model_argument(p)
     target_options(p)
 
     p = command("collect", cmd_collect, "tune networks with MetaSchedule into resumable logs")
@@ -281,7 +284,7 @@ def _parser() -> argparse.ArgumentParser:
         cmd_transfer_tune,
         "the paper's transfer-tuning: time every same-class schedule of the sources",
     )
-    p.add_argument("model", help="zoo name, or a .onnx / .json[.gz] Relax / .pt2 file")
+    model_argument(p)
     p.add_argument(
         "--sources",
         default="paper",
@@ -317,7 +320,7 @@ def _parser() -> argparse.ArgumentParser:
         cmd_compare,
         "the paper's table for one network: transfer-tuning vs MetaSchedule's log",
     )
-    p.add_argument("model", help="zoo name, or a model file")
+    model_argument(p)
     p.add_argument(
         "--transfer",
         type=Path,
