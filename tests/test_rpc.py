@@ -24,7 +24,17 @@ def device():
     """A tracker and one server registered under the key 'tiny', on 127.0.0.1 only."""
     port = free_port()
     tracker = subprocess.Popen(
-        [sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "tvm.exec.rpc_tracker",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--port-end",
+            str(port + 1),
+        ],  # the default port-end (9199) is below a free port
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
