@@ -214,6 +214,124 @@ def cmd_dataset_build(args) -> int:
     return 0
 
 
+def cmd_train(args) -> int:
+    from . import cost_models
+    from .dataset import dataset_provenance, load_dataset
+    from .targets import parse_target
+    from .training import train, training_set
+
+    data = training_set(load_dataset(args.dataset, networks=args.networks))
+    provenance = dataset_provenance(args.dataset)
+    target = parse_target(json.dumps(provenance["target"]))
+    model = train(data, objective=args.objective)
+    cost_models.save(
+        model,
+        args.out,
+        target=target,
+        data={
+            "directory": str(args.dataset),
+            "networks": sorted({k.network for k in data.kernels}),
+            "kernels": data.groups,
+            "candidates": len(data.y),
+            "hash": data.data_hash(),
+        },
+    )
+    result = {"model": str(args.out), "kernels": data.groups, "candidates": len(data.y)}
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"trained on {data.groups} kernels, {len(data.y)} candidates -> {args.out}")
+    return 0
+
+
+def cmd_evaluate_model(args) -> int:
+    from .dataset import load_dataset
+    from .evaluation import leave_one_model_out, mean_metrics, plot_score_vs_k
+
+    results = leave_one_model_out(load_dataset(args.dataset))
+    means = mean_metrics(results)
+    if args.plot:
+        plot_score_vs_k(results, args.plot)
+    if args.json:
+        _print_json(
+            {
+                "networks": [vars(r) for r in results],
+                "mean": means,
+                "plot": str(args.plot) if args.plot else None,
+            }
+        )
+        return 0
+    columns = ["top1", "top5", "recall@1", "recall@3", "pairwise", "ndcg@5"]
+    rows = []
+    for held in results:
+        for label, metrics in held.learners.items():
+            cells = [f"{metrics.get(c, float('nan')):.3f}" for c in columns]
+            rows.append([held.network, held.kernels, held.candidates, label, *cells])
+    for label, metrics in means.items():
+        rows.append(
+            ["mean", "", "", label, *[f"{metrics.get(c, float('nan')):.3f}" for c in columns]]
+        )
+    print(_table(rows, ["held out", "kernels", "cands", "learner", *columns]))
+    failure = [
+        [
+            r.network,
+            r.failure["failures"],
+            r.failure["candidates"],
+            f"{r.failure['precision']:.2f}",
+            f"{r.failure['recall']:.2f}",
+        ]
+        for r in results
+    ]
+    print("\nfailure prediction (P(fail) > 0.5):")
+    print(_table(failure, ["held out", "failures", "cands", "precision", "recall"]))
+    print(
+        "\nexhaustive transfer-tuning (the paper) times every candidate: top-k score 1.0 by "
+        "definition, at the cost of timing all of them"
+    )
+    if args.plot:
+        print(f"plot: {args.plot}")
+    return 0
+
+
+def cmd_recommend(args) -> int:
+    from .frontends import load_network
+    from .recommend import Budget
+    from .report import recommendation_table
+    from .sources import log_dir, resolve_sources
+    from .targets import RemoteDevice, parse_target
+    from .workflows import load_cost_model, recommend_to_dir
+
+    target = parse_target(args.target)
+    remote = RemoteDevice.parse(args.rpc) if args.rpc else None
+    model = load_cost_model(args.model_dir, target)
+    network = load_network(args.model)
+    if args.top_k is None and args.budget is None and args.trials is None:
+        args.top_k = 3
+    report = recommend_to_dir(
+        network,
+        target,
+        {m: log_dir(m) for m in resolve_sources(args.sources, network.name)},
+        model,
+        Budget(top_k=args.top_k, trials=args.trials, seconds=args.budget),
+        args.out,
+        top_n=args.top_n,
+        then_tune_trials=args.then_tune,
+        remote=remote,
+        progress=not args.json,
+    )
+    if args.json:
+        _print_json(report)
+    else:
+        print(recommendation_table(report))
+        if "then_tune" in report:
+            print(
+                f"then-tune: {report['then_tune']['trials']} records; curves in "
+                f"{report['then_tune']['plot']}"
+            )
+        print(f"database, library and report.json in {args.out}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="recommender",
@@ -244,6 +362,14 @@ def _parser() -> argparse.ArgumentParser:
             default=None,
             metavar="HOST:PORT:KEY",
             help="time on a device registered with a TVM RPC tracker",
+        )
+
+    def dataset_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--dataset",
+            type=Path,
+            default=paths.TRANSFER,
+            help=f"transfer-benefit dataset dir (default {paths.TRANSFER})",
         )
 
     command("zoo", cmd_zoo, "list the shipped networks and their inputs")
@@ -308,12 +434,72 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("action", choices=["build"])
     p.add_argument("networks", nargs="*", help="zoo networks (default: every logged one)")
-    p.add_argument(
-        "--out", type=Path, default=paths.DATASETS / "transfer", help="dataset dir (resumable)"
-    )
+    p.add_argument("--out", type=Path, default=paths.TRANSFER, help="dataset dir (resumable)")
     p.add_argument("--top-n", type=int, default=3, help="records per source workload")
     target_options(p)
     rpc_option(p)
+
+    p = command(
+        "recommend",
+        cmd_recommend,
+        "rank every transferable schedule with the cost model, time the most promising, "
+        "and compile the network with the best valid one per kernel",
+    )
+    model_argument(p)
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument(
+        "--top-k",
+        type=int,
+        default=None,
+        help="time the K best-ranked candidates per kernel; 0 = time nothing (default 3)",
+    )
+    limit.add_argument(
+        "--budget", type=float, default=None, metavar="SECONDS", help="global timing budget"
+    )
+    limit.add_argument("--trials", type=int, default=None, help="global budget in timed candidates")
+    p.add_argument(
+        "--sources",
+        default="all",
+        help="source logs: 'all' (every other logged model, default), 'paper' or a,b,c",
+    )
+    p.add_argument("--top-n", type=int, default=3, help="records per source workload to rank")
+    p.add_argument(
+        "--then-tune",
+        type=int,
+        default=0,
+        metavar="TRIALS",
+        help="then tune on with MetaSchedule for TRIALS trials, starting from the recommendation",
+    )
+    p.add_argument(
+        "--model-dir",
+        type=Path,
+        default=None,
+        help=f"cost model directory (default {paths.DEFAULT_MODEL})",
+    )
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    target_options(p)
+    rpc_option(p)
+
+    p = command(
+        "train", cmd_train, "train the cost model (ranker + failure classifier) on a dataset"
+    )
+    p.add_argument("networks", nargs="*", help="train on these networks' kernels only")
+    dataset_option(p)
+    p.add_argument("--out", type=Path, default=paths.DEFAULT_MODEL, help="model directory")
+    p.add_argument(
+        "--objective",
+        default="rank:pairwise",
+        choices=["rank:pairwise", "rank:ndcg"],
+        help="XGBoost ranking objective",
+    )
+
+    p = command(
+        "evaluate-model",
+        cmd_evaluate_model,
+        "leave-one-model-out evaluation of every learner and baseline on a dataset",
+    )
+    dataset_option(p)
+    p.add_argument("--plot", type=Path, default=None, help="write the score-vs-k plot (PNG)")
 
     p = command(
         "compare",

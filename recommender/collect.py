@@ -154,6 +154,7 @@ def collect(
     population: int = 512,
     seed: int = 1,
     progress: bool = True,
+    budget_trials: int | None = None,
 ) -> CollectSummary:
     """Tune ``network`` into ``work_dir`` until ``trials_per_task`` x tasks records exist.
 
@@ -168,6 +169,9 @@ def collect(
     trials_per_iter, population : int
         Candidates measured per batch, and the evolutionary search's population (MetaSchedule's
         default 512 costs about 25 s of search per batch; tiny tests use less).
+    budget_trials : int, optional
+        The total number of records to reach instead of ``trials_per_task`` x tasks (a log
+        seeded with transferred records counts them).
 
     Returns
     -------
@@ -175,7 +179,10 @@ def collect(
         Trials before and during this call, failures, best time per task, status.
     """
     tasks = extract_tasks(network, target)
-    budget = {"trials_per_task": trials_per_task, "trials_total": trials_per_task * len(tasks)}
+    if budget_trials is not None:
+        trials_per_task = math.ceil(budget_trials / len(tasks))
+    total = budget_trials if budget_trials is not None else trials_per_task * len(tasks)
+    budget = {"trials_per_task": trials_per_task, "trials_total": total}
     log = TuningLog.create_or_resume(work_dir, target=target, network=network.name, budget=budget)
     done = log.record_count()
     summary = CollectSummary(
@@ -234,5 +241,6 @@ def collect(
             status=summary.status,
         )
         log.write_provenance(provenance)
+        log.pack()
     summary.best_s = best_times(log)
     return summary

@@ -6,23 +6,27 @@ target kernel, as ``qid``): best known time / candidate time, 0 for a failed can
 TVM's own XGB cost model normalises. Learners and baselines share the interface, so evaluation
 treats them alike; ``create(name)`` builds one by name.
 
-Shipped models persist as XGBoost's own JSON (or plain JSON coefficients) plus
-``metadata.json``; loading never unpickles and refuses another feature schema or target.
+A shipped ``CostModel`` is the XGBoost ranker plus a failure classifier, persisted as
+XGBoost's own JSON plus ``metadata.json``; loading never unpickles and refuses another feature
+schema or target.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import sklearn
 import tvm
 import xgboost
+from sklearn.ensemble import HistGradientBoostingRegressor
 
 from .errors import InputError
 from .features import FEATURE_NAMES, SCHEMA_VERSION
+from .targets import target_key
 
 
 class NotFittedError(RuntimeError):
@@ -154,7 +158,38 @@ class XGBRanking(_Model):
         return self.booster_.predict(_check_xy(X))
 
 
-MODELS = {cls.name: cls for cls in (XGBRanking, RandomRanking, NearestShape, BestHome)}
+class SklearnRegression(_Model):
+    """scikit-learn's histogram gradient boosting, regressing the normalised throughput.
+
+    The second learner: pointwise where XGBoost ranks pairwise. Not shippable (scikit-learn
+    persists only by pickling), so it serves the evaluation.
+    """
+
+    name = "sklearn"
+
+    def __init__(self, *, max_iter: int = 300, learning_rate: float = 0.1, random_state: int = 0):
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+
+    @property
+    def params(self) -> dict:
+        return {k: getattr(self, k) for k in ("max_iter", "learning_rate", "random_state")}
+
+    def fit(self, X, y, *, qid):
+        X = _check_xy(X, y, qid)
+        self.regressor_ = HistGradientBoostingRegressor(**self.params).fit(X, y)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        self._require_fitted()
+        return self.regressor_.predict(_check_xy(X))
+
+
+MODELS = {
+    cls.name: cls for cls in (XGBRanking, SklearnRegression, RandomRanking, NearestShape, BestHome)
+}
 
 
 def create(name: str, **params):
@@ -164,6 +199,44 @@ def create(name: str, **params):
     return MODELS[name](**params)
 
 
+class FailureClassifier:
+    """Probability that an applied candidate fails to build, verify or run (XGBoost)."""
+
+    def __init__(self, *, n_estimators: int = 100, max_depth: int = 4, random_state: int = 0):
+        self.params = {
+            "n_estimators": n_estimators,
+            "max_depth": max_depth,
+            "random_state": random_state,
+        }
+
+    def fit(self, X, failed) -> FailureClassifier:
+        X = _check_xy(X, failed)
+        failed = np.asarray(failed, dtype=bool)
+        self.constant_ = float(failed.mean()) if failed.all() or not failed.any() else None
+        if self.constant_ is None:  # XGBoost refuses a single class
+            self.booster_ = xgboost.XGBClassifier(**self.params, tree_method="hist", n_jobs=2)
+            self.booster_.fit(X, failed.astype(int))
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """P(failure) per candidate, shape (n_samples,)."""
+        if not hasattr(self, "constant_"):
+            raise NotFittedError("this FailureClassifier is not fitted yet; call fit first")
+        X = _check_xy(X)
+        if self.constant_ is not None:
+            return np.full(len(X), self.constant_)
+        return self.booster_.predict_proba(X)[:, 1]
+
+
+@dataclass
+class CostModel:
+    """What the recommender loads: a ranker, a failure classifier and their metadata."""
+
+    ranker: XGBRanking
+    failure: FailureClassifier
+    metadata: dict = field(default_factory=dict)
+
+
 def data_hash(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> str:
     digest = hashlib.sha256()
     for array in (X, y, qid):
@@ -171,17 +244,27 @@ def data_hash(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> str:
     return digest.hexdigest()[:16]
 
 
-def save(model: XGBRanking, directory: Path, *, target: tvm.target.Target, data: str) -> None:
-    """XGBoost JSON + ``metadata.json`` (schema, feature names, versions, params, data hash)."""
-    model._require_fitted()
+def save(model: CostModel, directory: Path, *, target: tvm.target.Target, data: dict | str) -> None:
+    """XGBoost JSON for both boosters + ``metadata.json`` (schema, versions, target, data)."""
+    ranker = model.ranker
+    if not isinstance(ranker, XGBRanking):
+        raise ValueError(f"only the xgb ranker can be saved without pickling, not {ranker.name}")
+    ranker._require_fitted()
     directory.mkdir(parents=True, exist_ok=True)
-    model.booster_.get_booster().save_model(str(directory / "model.json"))
+    ranker.booster_.get_booster().save_model(str(directory / "ranker.json"))
+    failure = model.failure
+    if failure.constant_ is None:
+        failure.booster_.get_booster().save_model(str(directory / "failure.json"))
+    else:
+        (directory / "failure.json").unlink(missing_ok=True)
     metadata = {
-        "model": model.name,
-        "params": model.params,
+        "model": ranker.name,
+        "params": ranker.params,
+        "failure": {"params": failure.params, "constant": failure.constant_},
         "feature_schema": SCHEMA_VERSION,
         "feature_names": list(FEATURE_NAMES),
         "target": json.loads(str(target)),
+        "target_key": target_key(target),
         "versions": {
             "tvm": tvm.__version__,
             "xgboost": xgboost.__version__,
@@ -192,13 +275,16 @@ def save(model: XGBRanking, directory: Path, *, target: tvm.target.Target, data:
     (directory / "metadata.json").write_text(json.dumps(metadata, indent=1) + "\n")
 
 
-def load(directory: Path) -> XGBRanking:
-    """Load a saved ranker; a different feature schema or feature list is refused."""
+def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostModel:
+    """Load a saved cost model; another feature schema, or another ``target``, is refused."""
     meta_path = directory / "metadata.json"
     try:
         metadata = json.loads(meta_path.read_text())
     except FileNotFoundError:
-        raise InputError("no metadata.json: not a saved cost model", path=directory) from None
+        raise InputError(
+            "no metadata.json: not a saved cost model (train one with `recommender train`)",
+            path=directory,
+        ) from None
     except json.JSONDecodeError as err:
         raise InputError(f"corrupt metadata ({err.msg})", path=meta_path) from None
     if metadata.get("feature_schema") != SCHEMA_VERSION:
@@ -208,10 +294,25 @@ def load(directory: Path) -> XGBRanking:
         )
     if metadata.get("feature_names") != list(FEATURE_NAMES):
         raise InputError("feature names differ from this version's schema", path=meta_path)
-    model = create(metadata["model"], **metadata["params"])
-    booster = xgboost.XGBRanker()
-    booster.load_model(str(directory / "model.json"))
-    model.booster_ = booster
-    model.n_features_in_ = len(FEATURE_NAMES)
-    model.metadata_ = metadata
-    return model
+    if target is not None and metadata.get("target_key") != target_key(target):
+        raise InputError(
+            f"trained for target {metadata.get('target_key')}, not {target_key(target)}",
+            path=meta_path,
+        )
+    ranker = create(metadata["model"], **metadata["params"])
+    ranker.booster_ = _load_booster(xgboost.XGBRanker(), directory / "ranker.json")
+    ranker.n_features_in_ = len(FEATURE_NAMES)
+    failure = FailureClassifier(**metadata["failure"]["params"])
+    failure.constant_ = metadata["failure"]["constant"]
+    if failure.constant_ is None:
+        failure.booster_ = _load_booster(xgboost.XGBClassifier(), directory / "failure.json")
+    return CostModel(ranker, failure, metadata)
+
+
+def _load_booster(booster, path: Path):
+    try:
+        booster.load_model(str(path))
+    except xgboost.core.XGBoostError as err:
+        message = str(err).strip().splitlines()[0][:200]
+        raise InputError(f"not an XGBoost JSON model ({message})", path=path) from None
+    return booster

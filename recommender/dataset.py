@@ -31,7 +31,7 @@ from .targets import RemoteDevice, target_key
 from .tasks import Task, extract_tasks
 from .transfer_tune import apply_candidates, measure_kernels
 from .tuning_log import cpu_model
-from .zoo import zoo_index
+from .zoo import families
 
 logger = logging.getLogger(__name__)
 
@@ -140,8 +140,7 @@ def build_dataset(
     directory.mkdir(parents=True, exist_ok=True)
     _provenance(directory, target, top_n)
     sources = load_sources(logs, target, top_n=top_n)
-    families = {n: entry.family for n, entry in zoo_index().items()}
-    families.update({n: net.family for n, net in networks.items() if net.family})
+    family_of = families(networks)
     written = []
     for name, network in networks.items():
         others = [s for s in sources if s.model != name]
@@ -152,7 +151,7 @@ def build_dataset(
         for index, task in enumerate(bar):
             path = out / f"{index:03d}.npz"
             if not path.exists():
-                data = _measure_kernel(name, task, others, families, target, remote)
+                data = _measure_kernel(name, task, others, family_of, target, remote)
                 if data is None:
                     continue
                 data.save(path)
@@ -164,7 +163,7 @@ def _measure_kernel(
     name: str,
     task: Task,
     sources: list[SourceSchedule],
-    families: dict[str, str],
+    family_of: dict[str, str],
     target: tvm.target.Target,
     remote: RemoteDevice | None,
 ) -> KernelData | None:
@@ -179,8 +178,8 @@ def _measure_kernel(
             task,
             [(c.source, c.applied) for c in applied],
             target,
-            family_of=families,
-            target_family=families.get(name, ""),
+            family_of=family_of,
+            target_family=family_of.get(name, ""),
         )
         rows = [i for i, c in enumerate(kernel.candidates) if c.applied.ok]
         features[rows] = matrix
@@ -200,3 +199,26 @@ def _measure_kernel(
         status=status,
         sources=[c.source.label for c in kernel.candidates],
     )
+
+
+def load_dataset(directory: Path, *, networks: list[str] | None = None) -> list[KernelData]:
+    """Every kernel of a built dataset (optionally only some networks), checked on load."""
+    if not (directory / "provenance.json").is_file():
+        raise InputError(
+            "not a transfer-benefit dataset (no provenance.json); "
+            "make one with `recommender dataset build`",
+            path=directory,
+        )
+    files = sorted(directory.glob("*/*.npz"))
+    if networks is not None:
+        unknown = set(networks) - {f.parent.name for f in files}
+        if unknown:
+            raise InputError(f"no kernels of {', '.join(sorted(unknown))}", path=directory)
+        files = [f for f in files if f.parent.name in networks]
+    if not files:
+        raise InputError("the dataset holds no kernels yet", path=directory)
+    return [KernelData.load(f) for f in files]
+
+
+def dataset_provenance(directory: Path) -> dict:
+    return json.loads((directory / "provenance.json").read_text())

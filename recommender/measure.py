@@ -94,18 +94,21 @@ def measure(
     remote: RemoteDevice | None = None,
     builder: ms.builder.Builder | None = None,
     runner: ms.runner.Runner | None = None,
+    timed: bool = True,
 ) -> list[list[Measurement]]:
     """Build, check and time scheduled kernels: one batch for all, as worker start-up is slow.
 
     ``groups`` pairs each unscheduled workload (the reference) with scheduled versions of it.
-    Only candidates whose outputs match their reference are timed (see ``verify``). Returns one
-    list of measurements per group, in input order.
+    Only candidates whose outputs match their reference are timed (see ``verify``); with
+    ``timed=False`` they are only checked (``ok`` with ``run_s`` None). Returns one list of
+    measurements per group, in input order.
     """
     jobs = [(g, mod) for g, (_, mods) in enumerate(groups) for mod in mods]
     if not jobs:
         return [[] for _ in groups]
     builder = builder or make_builder()
-    runner = runner or make_runner(remote)
+    if timed:
+        runner = runner or make_runner(remote)
     specs = [_arg_specs(reference) for reference, _ in groups]
     mods = [reference for reference, _ in groups] + [mod for _, mod in jobs]
     built = builder.build([ms.builder.BuilderInput(mod, target) for mod in mods])
@@ -121,16 +124,25 @@ def measure(
         checks = check_builds(
             [(cands[i].artifact_path, refs[jobs[i][0]].artifact_path) for i in pending],
             [specs[jobs[i][0]][1] for i in pending],
+            remote=remote,
         )
         for i, check in zip(pending, checks):
             if not check.ok:
                 results[i] = Measurement(None, "verify", check.error)
         pending = [i for i, r in enumerate(results) if r is None]
-        futures = runner.run(
-            [
-                ms.runner.RunnerInput(cands[i].artifact_path, "cpu", specs[jobs[i][0]][0])
-                for i in pending
-            ]
+        if not timed:
+            for i in pending:
+                results[i] = Measurement(None, "ok")
+            pending = []
+        futures = (
+            []
+            if not pending
+            else runner.run(
+                [
+                    ms.runner.RunnerInput(cands[i].artifact_path, "cpu", specs[jobs[i][0]][0])
+                    for i in pending
+                ]
+            )
         )
         for i, future in zip(pending, futures):
             outcome = future.result()

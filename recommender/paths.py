@@ -9,4 +9,6 @@ ROOT = Path(os.environ.get("RECOMMENDER_HOME", Path(__file__).resolve().parent.p
 DATASETS = ROOT / "datasets"
 ZOO = DATASETS / "zoo"
 LOGS = DATASETS / "logs"
+TRANSFER = DATASETS / "transfer"  # the transfer-benefit dataset
 MODELS = ROOT / "models"
+DEFAULT_MODEL = MODELS / "default"

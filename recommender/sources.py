@@ -71,6 +71,12 @@ def resolve_sources(spec: str, target_model: str) -> list[str]:
     else:
         names = [n.strip() for n in spec.split(",") if n.strip()]
     names = [n for n in names if n != target_model]
+    if not names and spec == "all":
+        raise InputError(
+            f"no tuning log of any model but {target_model!r}; make one with "
+            "`recommender collect MODEL` (the shipped corpus lives here)",
+            path=paths.LOGS,
+        )
     if not names:
         raise InputError(f"--sources {spec!r} leaves no source model besides {target_model!r}")
     return names

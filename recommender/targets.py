@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import struct
 from dataclasses import dataclass
 
 import tvm
@@ -86,3 +88,28 @@ class RemoteDevice:
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port}:{self.key}"
+
+    def check(self, timeout_s: float = 5.0) -> None:
+        """Fail within seconds, before anything is written, if the tracker is unreachable or
+        has no device with this key (TVM's own client retries for a minute)."""
+        from tvm.rpc import base
+
+        try:
+            with socket.create_connection((self.host, self.port), timeout=timeout_s) as sock:
+                sock.sendall(struct.pack("<i", base.RPC_TRACKER_MAGIC))
+                magic = struct.unpack("<i", base.recvall(sock, 4))[0]
+                if magic != base.RPC_TRACKER_MAGIC:
+                    raise InputError(f"--rpc {self}: {self.host}:{self.port} is not a TVM tracker")
+                base.sendjson(sock, [base.TrackerCode.SUMMARY])
+                summary = base.recvjson(sock)[1]
+        except OSError as err:
+            raise InputError(
+                f"--rpc {self}: no RPC tracker reachable at {self.host}:{self.port} "
+                f"({err.strerror or err})"
+            ) from None
+        keys = sorted(summary.get("queue_info", {}))
+        if self.key not in keys:
+            raise InputError(
+                f"--rpc {self}: no device registered with key {self.key!r} "
+                f"(registered: {', '.join(keys) or 'none'})"
+            )

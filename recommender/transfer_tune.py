@@ -101,6 +101,9 @@ def apply_candidates(
     return kernels
 
 
+Job = tuple[KernelResult, "Candidate | None"]  # None: the kernel's untuned workload
+
+
 def measure_kernels(
     kernels: list[KernelResult],
     target: tvm.target.Target,
@@ -108,21 +111,41 @@ def measure_kernels(
     remote: RemoteDevice | None = None,
     on_progress: Callable[[int], None] = lambda n: None,
 ) -> None:
-    """Time each kernel's untuned workload and its applied candidates, in chunks of ``CHUNK``."""
-    jobs: list[tuple[KernelResult, Candidate | None]] = []
+    """Time each kernel's untuned workload and all its applied candidates."""
+    jobs: list[Job] = []
     for kernel in kernels:
         if not any(c.applied.ok for c in kernel.candidates):
             continue  # nothing to compare with: the untuned time is not needed
         jobs.append((kernel, None))
         jobs.extend((kernel, c) for c in kernel.candidates if c.applied.ok)
-    runner = make_runner(remote)
+    measure_jobs(jobs, target, remote=remote, on_progress=on_progress)
+
+
+def measure_jobs(
+    jobs: list[Job],
+    target: tvm.target.Target,
+    *,
+    remote: RemoteDevice | None = None,
+    timed: bool = True,
+    on_progress: Callable[[int], None] = lambda n: None,
+) -> None:
+    """Measure untuned workloads and candidates in chunks of ``CHUNK``, storing the results on
+    them; with ``timed=False`` candidates are only checked against their workload."""
+    runner = make_runner(remote) if timed else None
     for start in range(0, len(jobs), CHUNK):
         chunk = jobs[start : start + CHUNK]
         groups: dict[int, tuple[tvm.IRModule, list]] = {}
         for kernel, candidate in chunk:
             mod = kernel.task.mod if candidate is None else candidate.applied.schedule.mod
             groups.setdefault(id(kernel), (kernel.task.mod, []))[1].append(mod)
-        results = measure(list(groups.values()), target, builder=make_builder(), runner=runner)
+        results = measure(
+            list(groups.values()),
+            target,
+            remote=remote,
+            builder=make_builder(),
+            runner=runner,
+            timed=timed,
+        )
         flat = iter([m for group in results for m in group])
         for (kernel, candidate), result in zip(_group_order(chunk), flat):
             if candidate is None:
@@ -175,22 +198,39 @@ def transfer_tune(
 
 def write_database(run: TransferRun, out_dir: Path) -> ms.database.JSONDatabase:
     """The chosen schedules as a MetaSchedule JSON database keyed by the target's workloads."""
+    picks = [(k.task, k.best, k.best.run_s) for k in run.kernels if k.best is not None]
+    return write_records(picks, run.target, out_dir)
+
+
+def write_records(
+    picks: list[tuple[Task, Candidate, float]], target: tvm.target.Target, out_dir: Path
+) -> ms.database.JSONDatabase:
+    """One record per (task, chosen candidate, seconds) in a fresh JSON database at ``out_dir``.
+
+    TVM ignores a record without ``run_secs``, so every pick carries a time (measured, or the
+    recommender's prediction when nothing was timed).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in ("database_workload.json", "database_tuning_record.json"):
         (out_dir / name).unlink(missing_ok=True)  # a rerun replaces the previous choice
     database = ms.database.JSONDatabase(work_dir=str(out_dir), module_equality="structural")
-    for kernel in run.kernels:
-        best = kernel.best
-        if best is None:
-            continue
-        workload = database.commit_workload(kernel.task.mod)
-        func = next(f for f in kernel.task.mod.functions.values())
+    commit_picks(database, picks, target)
+    return database
+
+
+def commit_picks(
+    database: ms.database.Database,
+    picks: list[tuple[Task, Candidate, float]],
+    target: tvm.target.Target,
+) -> None:
+    for task, candidate, seconds in picks:
+        workload = database.commit_workload(task.mod)
+        func = next(f for f in task.mod.functions.values())
         record = ms.database.TuningRecord(
-            trace=best.applied.schedule.trace,
+            trace=candidate.applied.schedule.trace,
             workload=workload,
-            run_secs=[best.run_s],
-            target=run.target,
+            run_secs=[seconds],
+            target=target,
             args_info=ms.arg_info.ArgInfo.from_prim_func(func),
         )
         database.commit_tuning_record(record)
-    return database

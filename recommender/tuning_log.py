@@ -12,10 +12,14 @@ Beside them:
 
 Appends are line by line, so an interrupted run loses at most a half-written last line, which
 ``open`` moves aside (to ``*.torn``) instead of failing.
+
+Shipped logs are stored gzipped (``NAME.gz``, about 25x smaller); the plain files TVM reads are
+recreated from them on first use and packed again when a collection stops.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import platform
@@ -34,6 +38,7 @@ WORKLOADS = "database_workload.json"
 RECORDS = "database_tuning_record.json"
 PROVENANCE = "provenance.json"
 TIMESTAMPS = "timestamps.jsonl"
+PACKED = (WORKLOADS, RECORDS, TIMESTAMPS)  # stored as NAME.gz in git
 FAILED_RUN_S = 1e9  # MetaSchedule stores 1e10 s for a candidate that failed to build or run
 
 
@@ -107,6 +112,7 @@ class TuningLog:
         """Open an existing log for ``target`` (validated and repaired) or start a new one."""
         log = cls(path)
         log.path.mkdir(parents=True, exist_ok=True)
+        log.unpack()
         if (log.path / PROVENANCE).exists():
             log.check_compatible(target)
             log.validate(repair=True)
@@ -134,6 +140,7 @@ class TuningLog:
     def open(cls, path: str | Path, *, target: tvm.target.Target | None = None) -> TuningLog:
         """Open a log for reading, checking its files (and its target, when given)."""
         log = cls(path)
+        log.unpack()
         for required in (log.path / PROVENANCE, log.records_path, log.workloads_path):
             if not required.exists():
                 raise InputError("not a tuning log: file missing", path=required)
@@ -141,6 +148,30 @@ class TuningLog:
             log.check_compatible(target)
         log.validate(repair=False)
         return log
+
+    def pack(self) -> None:
+        """Write ``NAME.gz`` beside each plain file, byte-identical for identical content."""
+        for name in PACKED:
+            plain = self.path / name
+            if plain.exists():
+                packed = self.path / (name + ".gz")
+                tmp = packed.with_name(packed.name + ".tmp")
+                with tmp.open("wb") as raw, gzip.GzipFile("", "wb", 9, raw, mtime=0) as out:
+                    out.write(plain.read_bytes())
+                tmp.replace(packed)
+
+    def unpack(self) -> None:
+        """Recreate each plain file from ``NAME.gz`` where it is missing or holds less."""
+        for name in PACKED:
+            plain, packed = self.path / name, self.path / (name + ".gz")
+            if not packed.exists():
+                continue
+            try:
+                content = gzip.decompress(packed.read_bytes())
+            except (OSError, EOFError) as err:
+                raise InputError(f"corrupt packed log ({err})", path=packed) from None
+            if not plain.exists() or plain.stat().st_size < len(content):
+                plain.write_bytes(content)
 
     def provenance(self) -> dict:
         path = self.path / PROVENANCE

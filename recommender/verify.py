@@ -3,15 +3,19 @@
 Both builds run on the same seeded random arguments (outputs pre-filled too, so a kernel that
 forgets to write part of its output is caught); every argument is compared afterwards within a
 tolerance fit to its dtype (reductions may be reordered by a schedule). Runs happen in worker
-processes: a kernel that crashes or hangs is a failed check, not a dead run.
+processes: a kernel that crashes or hangs is a failed check, not a dead run. With an RPC device
+both builds run on the device itself, so cross-compiled kernels are checked where they run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from tvm.support.popen_pool import PopenPoolExecutor, StatusKind
+
+from .targets import RemoteDevice
 
 VERIFY_TIMEOUT_S = 60.0
 # (rtol, atol relative to the largest reference magnitude) per dtype kind and width
@@ -58,14 +62,29 @@ def compare(got: np.ndarray, expected: np.ndarray, dtype: str) -> str | None:
     return f"outputs differ: max abs error {worst:.3g} (rtol {rtol}, atol {atol:.3g})"
 
 
-def _run_and_compare(candidate: str, reference: str, specs: list, seed: int) -> str | None:
+def _run_and_compare(
+    candidate: str, reference: str, specs: list, seed: int, remote: tuple | None
+) -> str | None:
     """Worker body: load both builds, run on identical arguments, compare every argument."""
     import tvm
 
-    device = tvm.cpu()
+    if remote is None:
+        device, load = tvm.cpu(), tvm.runtime.load_module
+    else:
+        from tvm import rpc
+
+        host, port, key = remote
+        session = rpc.connect_tracker(host, port).request(key, session_timeout=VERIFY_TIMEOUT_S)
+        device = session.cpu()
+
+        def load(path: str):
+            name = "check" + Path(path).suffix
+            session.upload(path, target=name)
+            return session.load_module(name)
+
     results = []
     for path in (reference, candidate):
-        module = tvm.runtime.load_module(path)
+        module = load(path)
         host = random_arguments(specs, seed)
         args = [tvm.runtime.tensor(a, device) for a in host]
         module.main(*args) if hasattr(module, "main") else module(*args)
@@ -78,13 +97,21 @@ def _run_and_compare(candidate: str, reference: str, specs: list, seed: int) -> 
 
 
 def check_builds(
-    pairs: list[tuple[str, str]], specs: list[list[tuple[tuple[int, ...], str]]], *, seed: int = 0
+    pairs: list[tuple[str, str]],
+    specs: list[list[tuple[tuple[int, ...], str]]],
+    *,
+    seed: int = 0,
+    remote: RemoteDevice | None = None,
 ) -> list[Check]:
-    """Check each (candidate artifact, reference artifact) pair; ``specs`` gives the arguments."""
+    """Check each (candidate artifact, reference artifact) pair; ``specs`` gives the arguments.
+
+    Runs on this host, or on the ``remote`` device behind an RPC tracker.
+    """
+    where = None if remote is None else (remote.host, remote.port, remote.key)
     pool = PopenPoolExecutor(max_workers=1, timeout=VERIFY_TIMEOUT_S)
     checks = []
     try:
-        jobs = [(c, r, s, seed) for (c, r), s in zip(pairs, specs)]
+        jobs = [(c, r, s, seed, where) for (c, r), s in zip(pairs, specs)]
         for result in pool.map_with_error_catching(lambda job: _run_and_compare(*job), jobs):
             if result.status == StatusKind.COMPLETE:
                 checks.append(Check(result.value is None, result.value))

@@ -9,16 +9,19 @@ from pathlib import Path
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
-from . import endtoend
+from . import cost_models, endtoend, paths
 from .baselines import database_at, full_database, time_to_match, timed_records
 from .errors import InputError, RecommenderError
 from .network import Network
-from .report import UNTUNED_NOTE, summary
+from .recommend import Budget, recommend
+from .report import UNTUNED_NOTE, recommendation_summary, summary
 from .sources import load_sources
-from .targets import RemoteDevice
+from .targets import RemoteDevice, is_host_compatible
 from .tasks import prepare
-from .transfer_tune import transfer_tune, write_database
+from .transfer_tune import transfer_tune, write_database, write_records
 from .tuning_log import TuningLog
+from .warm_start import compare_curves, plot_curves, then_tune
+from .zoo import families
 
 logger = logging.getLogger(__name__)
 
@@ -112,3 +115,99 @@ def compare_with_metaschedule(
         "time_to_match_over_search": round(match_s / search_s, 2) if match_s else None,
         "note": UNTUNED_NOTE,
     }
+
+
+def load_cost_model(model_dir: Path | None, target: tvm.target.Target) -> cost_models.CostModel:
+    """The given cost model, or the shipped default; missing ones say how to make them."""
+    model_dir = model_dir or paths.DEFAULT_MODEL
+    if not (model_dir / "metadata.json").is_file():
+        raise InputError(
+            "no cost model here; train one with `recommender dataset build` then "
+            "`recommender train --out DIR`, or pass --model DIR",
+            path=model_dir,
+        )
+    return cost_models.load(model_dir, target=target)
+
+
+def recommend_to_dir(
+    network: Network,
+    target: tvm.target.Target,
+    source_logs: dict[str, Path],
+    model: cost_models.CostModel,
+    budget: Budget,
+    out_dir: Path,
+    *,
+    top_n: int = 3,
+    then_tune_trials: int = 0,
+    population: int = 512,
+    remote: RemoteDevice | None = None,
+    progress: bool = True,
+) -> dict:
+    """Recommend schedules for ``network``; write the database, library and ``report.json``.
+
+    With ``then_tune_trials``, MetaSchedule then tunes on from the recommendation (resumable
+    log in ``out_dir/then_tune``), and its curve is plotted beside MetaSchedule's from-scratch
+    log when the network has one. Every build must compute what the untuned build computes
+    (checked on this host when the target runs here), or nothing but an error is produced.
+    """
+    if remote is not None:
+        remote.check()
+    sources = load_sources(source_logs, target, top_n=top_n)
+    result = recommend(
+        network,
+        target,
+        sources,
+        model,
+        budget,
+        family_of=families({network.name: network}),
+        remote=remote,
+        progress=progress,
+    )
+    database = write_records(result.picks, target, out_dir)
+    builds = {"recommended": endtoend.build(result.prepared, target, database)}
+    extra = {}
+    if then_tune_trials:
+        warm_dir = out_dir / "then_tune"
+        summary = then_tune(
+            network,
+            result,
+            warm_dir,
+            then_tune_trials,
+            remote=remote,
+            population=population,
+            progress=progress,
+        )
+        log = TuningLog.open(warm_dir, target=target)
+        builds["then_tuned"] = endtoend.build(result.prepared, target, log.database())
+        curves = compare_curves(network, target, warm_dir, paths.LOGS / network.name)
+        plot_curves(curves, out_dir / "curves.png", f"{network.name}: estimated network time")
+        extra["then_tune"] = {
+            "log": str(warm_dir),
+            "status": summary.status,
+            "trials": summary.trials_before + summary.trials_this_run,
+            "wall_s": round(summary.wall_s, 1),
+            "curves": {k: [[round(t, 1), v] for t, v in c] for k, c in curves.items()},
+            "plot": str(out_dir / "curves.png"),
+        }
+    times = {}
+    if is_host_compatible(target) and remote is None:
+        builds = {"untuned": endtoend.build(result.prepared, target), **builds}
+        for name, build in builds.items():
+            problem = endtoend.outputs_match(builds["untuned"], build, network)
+            if problem:
+                raise RecommenderError(f"{network.name}: the {name} build is wrong ({problem})")
+        times = endtoend.time_interleaved(builds, network)
+    else:
+        result.notes.append("end-to-end timing runs on this host only: not timed for this target")
+    library = endtoend.export(builds["recommended"], out_dir / f"{network.name}.so")
+    report = recommendation_summary(result, times)
+    report.update(
+        extra,
+        sources=sorted(source_logs),
+        top_n=top_n,
+        cost_model=model.metadata.get("training_data"),
+        library=str(library),
+        database=str(out_dir),
+    )
+    (out_dir / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report

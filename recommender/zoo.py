@@ -56,6 +56,13 @@ def zoo_index(zoo_dir: Path = paths.ZOO) -> dict[str, ZooEntry]:
         raise InputError(f"zoo index is corrupt ({err!r})", path=index_path) from None
 
 
+def families(networks: dict | None = None) -> dict[str, str]:
+    """Model family of every zoo model, plus of ``networks`` (name: Network) that name one."""
+    found = {name: entry.family for name, entry in zoo_index().items()}
+    found.update({name: net.family for name, net in (networks or {}).items() if net.family})
+    return found
+
+
 def zoo_names() -> list[str]:
     return list(zoo_index())
 

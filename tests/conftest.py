@@ -1,8 +1,12 @@
-"""Shared fixtures: the host target, tiny networks saved as Relax JSON, one small tuning log."""
+"""Shared fixtures: the host target, tiny networks saved as Relax JSON, a small tuning log, a
+tiny transfer-benefit dataset and cost model made from it, and a loopback RPC device."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -10,10 +14,13 @@ import tvm
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from tiny import conv_net  # noqa: E402
+from tiny import conv_net, conv_shapes  # noqa: E402
 
+from recommender import cost_models  # noqa: E402
 from recommender.collect import collect  # noqa: E402
-from recommender.targets import host_target  # noqa: E402
+from recommender.dataset import build_dataset, load_dataset  # noqa: E402
+from recommender.targets import RemoteDevice, host_target  # noqa: E402
+from recommender.training import train, training_set  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +50,82 @@ def conv_log(tmp_path_factory, target):
         progress=False,
     )
     return work_dir, summary
+
+
+@pytest.fixture(scope="session")
+def tiny_dataset(conv_log, target, tmp_path_factory) -> Path:
+    """Every record of the tiny log applied to six other conv shapes and timed (about 1 min)."""
+    directory = tmp_path_factory.mktemp("transfer")
+    networks = {net.name: net for net in conv_shapes()}
+    build_dataset(networks, {"tinyconv": conv_log[0]}, directory, target, top_n=8, progress=False)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_dataset, target, tmp_path_factory) -> Path:
+    """A cost model trained on the tiny dataset, saved as the CLI saves one."""
+    directory = tmp_path_factory.mktemp("model")
+    data = training_set(load_dataset(tiny_dataset))
+    model = train(data, n_estimators=60, max_depth=4)
+    cost_models.save(model, directory, target=target, data=data.data_hash())
+    return directory
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def device():
+    """A tracker and one server registered under the key 'tiny', on 127.0.0.1 only."""
+    port = free_port()
+    tracker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tvm.exec.rpc_tracker",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--port-end",
+            str(port + 1),
+        ],  # the default port-end (9199) is below a free port
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tvm.exec.rpc_server",
+            "--host",
+            "127.0.0.1",
+            "--tracker",
+            f"127.0.0.1:{port}",
+            "--key",
+            "tiny",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        from tvm import rpc
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                queues = rpc.connect_tracker("127.0.0.1", port).summary().get("queue_info", {})
+                if queues.get("tiny", {}).get("free", 0) > 0:
+                    break
+            except (ConnectionError, RuntimeError, OSError):
+                pass
+            assert time.monotonic() < deadline, "RPC server did not register"
+            time.sleep(0.5)
+        yield RemoteDevice("127.0.0.1", port, "tiny")
+    finally:
+        for proc in (server, tracker):
+            proc.kill()
+            proc.wait()

@@ -18,7 +18,10 @@ QID = np.repeat(np.arange(GROUPS), PER_GROUP)
 TIME = np.exp(-(X[:, 5] - 0.5 * X[:, 40]) + 0.1 * rng.normal(size=len(X)))
 Y = np.concatenate([TIME[g == QID].min() / TIME[g == QID] for g in range(GROUPS)])
 TRAIN, TEST = QID < 40, QID >= 40
-SMALL = {"xgb": {"n_estimators": 40, "max_depth": 4}}  # the toy data needs no more trees
+SMALL = {
+    "xgb": {"n_estimators": 40, "max_depth": 4},
+    "sklearn": {"max_iter": 50},
+}  # the toy data needs no more trees
 
 
 @pytest.mark.parametrize("name", list(cost_models.MODELS))
@@ -34,7 +37,9 @@ def test_every_model_follows_the_estimator_contract(name):
 
 
 def test_unknown_model_lists_the_valid_names():
-    with pytest.raises(ValueError, match="unknown model 'svm'; choose one of: xgb, random"):
+    with pytest.raises(
+        ValueError, match="unknown model 'svm'; choose one of: xgb, sklearn, random"
+    ):
         cost_models.create("svm")
 
 
@@ -55,14 +60,40 @@ def test_xgb_ranker_beats_random_on_held_out_groups():
 
 
 def test_save_and_load_predict_identically_and_check_the_schema(tmp_path):
-    model = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+    ranker = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+    failure = cost_models.FailureClassifier(n_estimators=10).fit(X[TRAIN], Y[TRAIN] < 0.3)
     data = cost_models.data_hash(X[TRAIN], Y[TRAIN], QID[TRAIN])
-    cost_models.save(model, tmp_path, target=host_target(), data=data)
-    loaded = cost_models.load(tmp_path)
-    np.testing.assert_array_equal(model.predict(X[TEST]), loaded.predict(X[TEST]))
-    assert loaded.metadata_["training_data"] == data and loaded.params == model.params
+    cost_models.save(
+        cost_models.CostModel(ranker, failure), tmp_path, target=host_target(), data=data
+    )
+    loaded = cost_models.load(tmp_path, target=host_target())
+    np.testing.assert_array_equal(ranker.predict(X[TEST]), loaded.ranker.predict(X[TEST]))
+    np.testing.assert_array_equal(
+        failure.predict_proba(X[TEST]), loaded.failure.predict_proba(X[TEST])
+    )
+    assert loaded.metadata["training_data"] == data and loaded.ranker.params == ranker.params
     metadata = json.loads((tmp_path / "metadata.json").read_text())
     metadata["feature_schema"] = 0
     (tmp_path / "metadata.json").write_text(json.dumps(metadata))
     with pytest.raises(InputError, match="metadata.json: feature schema 0, expected 1"):
         cost_models.load(tmp_path)
+
+
+def test_a_corrupt_booster_file_is_named(tmp_path):
+    ranker = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+    failure = cost_models.FailureClassifier().fit(X[TRAIN], Y[TRAIN] < 0)  # one class: constant
+    cost_models.save(
+        cost_models.CostModel(ranker, failure), tmp_path, target=host_target(), data=""
+    )
+    (tmp_path / "ranker.json").write_text("{not json")
+    with pytest.raises(InputError, match="ranker.json: not an XGBoost JSON model"):
+        cost_models.load(tmp_path)
+
+
+def test_only_the_xgb_ranker_is_saved_and_never_pickled(tmp_path):
+    hgb = cost_models.create("sklearn", max_iter=10).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+    failure = cost_models.FailureClassifier().fit(X[TRAIN], Y[TRAIN] < 0.3)
+    with pytest.raises(ValueError, match="only the xgb ranker can be saved"):
+        cost_models.save(
+            cost_models.CostModel(hgb, failure), tmp_path, target=host_target(), data=""
+        )

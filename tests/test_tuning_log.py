@@ -88,3 +88,17 @@ def test_records_without_provenance_are_not_mixed_into(tmp_path, target):
     (tmp_path / "database_tuning_record.json").write_text("")
     with pytest.raises(InputError, match="no provenance.json; refusing to mix runs"):
         TuningLog.create_or_resume(tmp_path, target=target, network="x", budget={})
+
+
+def test_a_log_shipped_gzipped_opens_as_the_plain_one(log_copy):
+    assert (log_copy / "database_tuning_record.json.gz").exists()  # collect packs when it stops
+    records = (log_copy / "database_tuning_record.json").read_bytes()
+    for plain in ("database_tuning_record.json", "database_workload.json", "timestamps.jsonl"):
+        (log_copy / plain).unlink()
+    log = TuningLog.open(log_copy)
+    assert (log_copy / "database_tuning_record.json").read_bytes() == records
+    assert len(log.stamps()) == log.record_count() == 8
+    (log_copy / "database_workload.json").unlink()
+    (log_copy / "database_workload.json.gz").write_bytes(b"\x1f\x8b not gzip")
+    with pytest.raises(InputError, match=r"database_workload.json.gz: corrupt packed log"):
+        TuningLog.open(log_copy)

@@ -1,4 +1,4 @@
-"""Tiny real networks for the tests: a convolution, a matmul, and a network holding both."""
+"""Tiny real networks for the tests: convolutions of several shapes, a matmul, and both."""
 
 from __future__ import annotations
 
@@ -28,6 +28,28 @@ def conv_net(channels: int = 8, size: int = 16, out_channels: int | None = None)
             bb.emit_func_output(out)
 
     return _network(f"conv{channels}x{size}", build)
+
+
+def conv_shapes() -> list[Network]:
+    """Six conv + relu networks of other shapes than ``conv_net()``: targets for transfer."""
+    shapes = [(4, 16, 8), (8, 8, 16), (16, 8, 32), (8, 32, 8), (16, 16, 16), (32, 8, 16)]
+    return [conv_net(c, size, out) for c, size, out in shapes]
+
+
+def two_conv_net() -> Network:
+    """Two conv + relu layers of different shapes: two tasks of one kernel class."""
+
+    def build(bb):
+        x = relax.Var("x", relax.TensorType((1, 8, 16, 16), "float32"))
+        w1 = relax.Var("w1", relax.TensorType((16, 8, 3, 3), "float32"))
+        w2 = relax.Var("w2", relax.TensorType((16, 16, 3, 3), "float32"))
+        with bb.function("main", [x, w1, w2]):
+            with bb.dataflow():
+                y = bb.emit(relax.op.nn.relu(relax.op.nn.conv2d(x, w1, padding=1)))
+                out = bb.emit_output(relax.op.nn.relu(relax.op.nn.conv2d(y, w2, padding=1)))
+            bb.emit_func_output(out)
+
+    return _network("twoconv", build)
 
 
 def matmul_net(m: int = 16, k: int = 64, n: int = 32) -> Network:

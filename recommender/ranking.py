@@ -1,0 +1,128 @@
+"""Rank each kernel's applied candidates with the cost model, and correct the ranks online.
+
+Scores are z-scored inside each kernel (a ranker's raw scores only order one group), and a
+candidate the failure classifier expects to fail (P > 0.5) goes after all the others. As
+measurements arrive, ``correct`` re-ranks the untimed candidates of same-class kernels: a
+source schedule that was fast where it was timed moves up elsewhere, one that failed or was
+slow moves down.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import tvm
+
+from .cost_models import CostModel
+from .features import featurize
+from .transfer_tune import Candidate, KernelResult
+
+FAIL_THRESHOLD = 0.5
+CORRECTION = 2.0  # z-score units per unit of measured normalised throughput above the mean
+
+
+@dataclass
+class RankedKernel:
+    """One kernel with its applied candidates in predicted order (best first)."""
+
+    kernel: KernelResult
+    candidates: list[Candidate]
+    scores: np.ndarray  # z-scored model score, aligned with ``candidates``
+    p_fail: np.ndarray
+    bonus: np.ndarray = field(default=None)  # online correction, aligned with ``candidates``
+
+    def __post_init__(self):
+        if self.bonus is None:
+            self.bonus = np.zeros(len(self.candidates))
+        self._sort()
+        self.initial_rank = {id(c): i for i, c in enumerate(self.candidates)}
+
+    def _sort(self) -> None:
+        key = self.scores + self.bonus - 1e3 * (self.p_fail > FAIL_THRESHOLD)
+        order = np.argsort(-key, kind="stable")
+        self.candidates = [self.candidates[i] for i in order]
+        self.scores, self.p_fail, self.bonus = (
+            self.scores[order],
+            self.p_fail[order],
+            self.bonus[order],
+        )
+
+    @property
+    def untried(self) -> list[Candidate]:
+        """Candidates not measured or checked yet, in the current order."""
+        return [c for c in self.candidates if c.measurement is None]
+
+    @property
+    def timed(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.run_s is not None]
+
+    def explain(self, candidate: Candidate) -> dict:
+        """Where the model put ``candidate``: its rank before any measurement, score, P(fail)."""
+        i = next(i for i, c in enumerate(self.candidates) if c is candidate)
+        return {
+            "initial_rank": self.initial_rank[id(candidate)],
+            "score": round(float(self.scores[i]), 3),
+            "correction": round(float(self.bonus[i]), 3),
+            "p_fail": round(float(self.p_fail[i]), 3),
+        }
+
+
+def rank_candidates(
+    kernels: list[KernelResult],
+    model: CostModel,
+    target: tvm.target.Target,
+    *,
+    family_of: dict[str, str],
+    target_family: str,
+) -> tuple[list[RankedKernel], float]:
+    """Featurise and score every applied candidate; returns the ranking and featurising time."""
+    ranked, featurize_s = [], 0.0
+    for kernel in kernels:
+        applied = [c for c in kernel.candidates if c.applied.ok]
+        if not applied:
+            continue
+        start = time.perf_counter()
+        X = featurize(
+            kernel.task,
+            [(c.source, c.applied) for c in applied],
+            target,
+            family_of=family_of,
+            target_family=target_family,
+        )
+        featurize_s += time.perf_counter() - start
+        raw = model.ranker.predict(X)
+        scores = (raw - raw.mean()) / (raw.std() or 1.0)
+        ranked.append(RankedKernel(kernel, applied, scores, model.failure.predict_proba(X)))
+    return ranked, featurize_s
+
+
+def _throughputs(kernel: RankedKernel) -> dict[str, float]:
+    """Measured normalised throughput per source label (0 = failed) in one kernel."""
+    measured = [c for c in kernel.candidates if c.measurement is not None and c.measurement.run_s]
+    failed = [c for c in kernel.candidates if c.measurement is not None and not c.measurement.ok]
+    if not measured:
+        return {c.source.label: 0.0 for c in failed}
+    best = min(c.run_s for c in measured)
+    values = {c.source.label: best / c.run_s for c in measured}
+    values.update({c.source.label: 0.0 for c in failed})
+    return values
+
+
+def correct(ranked: list[RankedKernel]) -> None:
+    """Online correction: move untimed candidates by how their source did on same-class kernels."""
+    by_class: dict[str, list[dict[str, float]]] = {}
+    for kernel in ranked:
+        by_class.setdefault(kernel.kernel.task.kernel_class.key, []).append(_throughputs(kernel))
+    for kernel in ranked:
+        observed = [t for t in by_class[kernel.kernel.task.kernel_class.key] if t]
+        if not observed:
+            continue
+        mean = float(np.mean([v for t in observed for v in t.values()]))
+        for i, candidate in enumerate(kernel.candidates):
+            if candidate.measurement is not None:
+                continue
+            seen = [t[candidate.source.label] for t in observed if candidate.source.label in t]
+            kernel.bonus[i] = CORRECTION * (float(np.mean(seen)) - mean) if seen else 0.0
+        kernel._sort()

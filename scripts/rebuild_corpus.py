@@ -1,0 +1,83 @@
+"""Rebuild the shipped corpus from scratch: tuning logs, transfer-benefit dataset, cost model.
+
+    python scripts/rebuild_corpus.py [NETWORK...] [--trials-per-task 64] [--target T] [--rpc H:P:K]
+
+For another machine or target (an edge board through RPC: ``--rpc HOST:PORT:KEY`` with a
+``--target`` for the board). Every step resumes: rerun the same command after an interruption
+and finished work is kept. Set ``RECOMMENDER_HOME`` to write somewhere other than this checkout.
+Before each network it prints how much collection is left and an estimate of the time, from the
+seconds per trial seen so far in the logs. Run it alone on the machine: timings taken while
+another CPU-heavy job runs are wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+
+from recommender import paths
+from recommender.cli import main as cli
+from recommender.targets import parse_target
+from recommender.tasks import extract_tasks
+from recommender.tuning_log import TuningLog
+from recommender.zoo import load_zoo_network, zoo_names
+
+DEFAULT_S_PER_TRIAL = 2.0  # before any log exists; this machine measured 1.6-2.8
+
+
+def seconds_per_trial() -> float:
+    """Wall seconds per trial over every finished collection session in the logs."""
+    wall = trials = 0.0
+    for provenance in paths.LOGS.glob("*/provenance.json"):
+        for session in json.loads(provenance.read_text()).get("sessions", []):
+            wall += session.get("wall_s", 0.0)
+            trials += session.get("trials", 0)
+    return wall / trials if trials else DEFAULT_S_PER_TRIAL
+
+
+def trials_left(networks: list[str], per_task: int, target) -> dict[str, int]:
+    left = {}
+    for name in networks:
+        budget = per_task * len(extract_tasks(load_zoo_network(name), target))
+        log = paths.LOGS / name
+        done = TuningLog(log).record_count() if (log / "provenance.json").exists() else 0
+        left[name] = max(budget - done, 0)
+    return left
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("networks", nargs="*", default=None, help="default: the whole zoo")
+    parser.add_argument("--trials-per-task", type=int, default=64)
+    parser.add_argument("--target", default=None)
+    parser.add_argument("--rpc", default=None, metavar="HOST:PORT:KEY")
+    args = parser.parse_args()
+    networks = args.networks or zoo_names()
+    target = parse_target(args.target)
+    common = (["--target", args.target] if args.target else []) + (
+        ["--rpc", args.rpc] if args.rpc else []
+    )
+
+    left = trials_left(networks, args.trials_per_task, target)
+    for i, name in enumerate(networks, start=1):
+        remaining = sum(left[n] for n in networks[i - 1 :])
+        eta = datetime.timedelta(seconds=round(remaining * seconds_per_trial()))
+        print(f"[{i}/{len(networks)}] {name}: {left[name]} trials left; corpus: {eta} to go")
+        if left[name]:
+            status = cli(["collect", name, "--trials-per-task", str(args.trials_per_task), *common])
+            if status:
+                return status  # interrupted: the next run resumes here
+    print("transfer-benefit dataset (resumable) ...")
+    status = cli(["dataset", "build", *networks, *common])
+    if status:
+        return status
+    print("default cost model ...")
+    return cli(["train", "--out", str(paths.DEFAULT_MODEL)]) or cli(
+        ["evaluate-model", "--plot", str(paths.DEFAULT_MODEL / "score_vs_k.png")]
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

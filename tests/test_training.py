@@ -1,0 +1,74 @@
+"""Training and leave-one-model-out evaluation on a real (tiny) transfer-benefit dataset."""
+
+import json
+
+import numpy as np
+import pytest
+
+from recommender import cost_models
+from recommender.cli import main
+from recommender.dataset import load_dataset
+from recommender.errors import InputError
+from recommender.evaluation import leave_one_model_out, mean_metrics
+from recommender.training import train, training_set
+
+SMALL_XGB = ("xgb", {"n_estimators": 60, "max_depth": 4})
+
+
+def test_labels_are_throughput_relative_to_the_best_known_time(tiny_dataset):
+    data = training_set(load_dataset(tiny_dataset))
+    assert data.groups == 6 and data.X.shape == (len(data.y), 362)
+    for group, kernel in enumerate(data.kernels):
+        rows = data.rows(group)
+        ok = ~data.failed[rows]
+        np.testing.assert_allclose(data.y[rows][ok], kernel.best_s / data.run_s[rows][ok])
+        assert np.all(data.y[rows][~ok] == 0) and data.y[rows].max() <= 1.0
+
+
+def test_the_ranker_beats_random_on_held_out_networks(tiny_dataset):
+    results = leave_one_model_out(
+        load_dataset(tiny_dataset), {"xgb": SMALL_XGB, "random": ("random", {})}
+    )
+    assert sorted(r.network for r in results) == sorted(
+        f"conv{c}x{s}" for c, s in [(4, 16), (8, 8), (16, 8), (8, 32), (16, 16), (32, 8)]
+    )
+    means = mean_metrics(results)
+    assert means["xgb"]["top1"] > means["random"]["top1"] + 0.05
+    assert means["xgb"]["top10"] == pytest.approx(1.0)  # 8 candidates: top-10 times them all
+
+
+def test_saved_model_predicts_identically_and_refuses_another_target(tiny_dataset, tmp_path):
+    data = training_set(load_dataset(tiny_dataset))
+    model = train(data, n_estimators=30, max_depth=3)
+    from recommender.targets import parse_target
+
+    target = parse_target("llvm -mcpu=znver3 -num-cores=2")
+    cost_models.save(model, tmp_path, target=target, data=data.data_hash())
+    loaded = cost_models.load(tmp_path, target=target)
+    np.testing.assert_array_equal(model.ranker.predict(data.X), loaded.ranker.predict(data.X))
+    np.testing.assert_array_equal(
+        model.failure.predict_proba(data.X), loaded.failure.predict_proba(data.X)
+    )
+    board = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4")
+    with pytest.raises(InputError, match="metadata.json: trained for target .*znver3"):
+        cost_models.load(tmp_path, target=board)
+
+
+def test_a_dataset_too_small_to_rank_is_refused(tiny_dataset):
+    one_kernel = training_set(load_dataset(tiny_dataset)[:1])
+    with pytest.raises(InputError, match="has 1 kernel.*needs at least 2"):
+        train(one_kernel)
+    with pytest.raises(InputError, match="not a transfer-benefit dataset"):
+        load_dataset(tiny_dataset / "conv4x16")
+
+
+def test_cli_trains_and_evaluates(tiny_dataset, tmp_path, capsys):
+    out = tmp_path / "model"
+    assert main(["train", "--dataset", str(tiny_dataset), "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kernels"] == 6
+    assert json.loads((out / "metadata.json").read_text())["training_data"]["kernels"] == 6
+    plot = tmp_path / "score_vs_k.png"
+    assert main(["evaluate-model", "--dataset", str(tiny_dataset), "--plot", str(plot)]) == 0
+    table = capsys.readouterr().out
+    assert "mean" in table and "xgb-pairwise" in table and "nearest-shape" in table
+    assert plot.stat().st_size > 10_000
