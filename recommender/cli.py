@@ -217,13 +217,16 @@ def cmd_dataset_build(args) -> int:
 def cmd_train(args) -> int:
     from . import cost_models
     from .dataset import dataset_provenance, load_dataset
+    from .evaluation import recall_curve
     from .targets import parse_target
     from .training import train, training_set
 
-    data = training_set(load_dataset(args.dataset, networks=args.networks))
+    kernels = load_dataset(args.dataset, networks=args.networks or None)
+    data = training_set(kernels)
     provenance = dataset_provenance(args.dataset)
     target = parse_target(json.dumps(provenance["target"]))
     model = train(data, objective=args.objective)
+    evaluation = recall_curve(kernels, objective=args.objective)
     cost_models.save(
         model,
         args.out,
@@ -235,6 +238,7 @@ def cmd_train(args) -> int:
             "candidates": len(data.y),
             "hash": data.data_hash(),
         },
+        evaluation=evaluation,
     )
     result = {"model": str(args.out), "kernels": data.groups, "candidates": len(data.y)}
     if args.json:

@@ -28,6 +28,8 @@ from .errors import InputError
 from .features import FEATURE_NAMES, SCHEMA_VERSION
 from .targets import target_key
 
+RELEVANCE_GRADES = 10  # rank:ndcg learns round(10 x normalised throughput)
+
 
 class NotFittedError(RuntimeError):
     """``predict`` before ``fit``."""
@@ -148,8 +150,11 @@ class XGBRanking(_Model):
 
     def fit(self, X, y, *, qid):
         X = _check_xy(X, y, qid)
+        y = np.asarray(y, dtype=np.float64)
+        if self.objective == "rank:ndcg":  # NDCG's gains need integer relevance grades
+            y = np.round(y * RELEVANCE_GRADES)
         self.booster_ = xgboost.XGBRanker(**self.params, tree_method="hist", n_jobs=2)
-        self.booster_.fit(X, np.asarray(y, dtype=np.float64), qid=np.asarray(qid))
+        self.booster_.fit(X, y, qid=np.asarray(qid))
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -244,8 +249,16 @@ def data_hash(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> str:
     return digest.hexdigest()[:16]
 
 
-def save(model: CostModel, directory: Path, *, target: tvm.target.Target, data: dict | str) -> None:
-    """XGBoost JSON for both boosters + ``metadata.json`` (schema, versions, target, data)."""
+def save(
+    model: CostModel,
+    directory: Path,
+    *,
+    target: tvm.target.Target,
+    data: dict | str,
+    evaluation: dict | None = None,
+) -> None:
+    """XGBoost JSON for both boosters + ``metadata.json`` (schema, versions, target, data, and
+    the leave-one-model-out ``evaluation`` whose recall curve guides budgeted recommendation)."""
     ranker = model.ranker
     if not isinstance(ranker, XGBRanking):
         raise ValueError(f"only the xgb ranker can be saved without pickling, not {ranker.name}")
@@ -271,6 +284,7 @@ def save(model: CostModel, directory: Path, *, target: tvm.target.Target, data: 
             "scikit-learn": sklearn.__version__,
         },
         "training_data": data,
+        "evaluation": evaluation or {},
     }
     (directory / "metadata.json").write_text(json.dumps(metadata, indent=1) + "\n")
 

@@ -5,9 +5,10 @@ networks' logs (the ``top_n`` best per source workload, not only the best: the m
 what transfers, not only what was best at home). Each candidate is applied, featurised (schema
 in ``features``), checked and timed, together with the untuned kernel in the same batch.
 
-Stored per kernel as ``<dir>/<network>/<task index>.npz`` (features, times, status, source
-labels) plus ``<dir>/provenance.json``; a kernel already on disk is skipped, so an interrupted
-build resumes where it stopped.
+Stored per (kernel, source model) as ``<dir>/<network>/<task index>-<source>.npz`` (features,
+times, status, source labels) plus ``<dir>/provenance.json``; a file already on disk is
+skipped, so an interrupted build resumes where it stopped and a newly logged network only adds
+files. ``load_dataset`` merges a kernel's files.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from tqdm import tqdm
 from .errors import InputError
 from .features import FEATURE_NAMES, SCHEMA_VERSION, featurize
 from .network import Network
-from .sources import SourceSchedule, load_sources
+from .sources import load_sources
 from .targets import RemoteDevice, target_key
-from .tasks import Task, extract_tasks
-from .transfer_tune import apply_candidates, measure_kernels
+from .tasks import extract_tasks
+from .transfer_tune import CHUNK, KernelResult, apply_candidates, measure_kernels
 from .tuning_log import cpu_model
 from .zoo import families
 
@@ -84,6 +85,26 @@ class KernelData:
         tmp.replace(path)
 
     @classmethod
+    def merge(cls, parts: list[KernelData]) -> KernelData:
+        """One kernel's candidates from several source models; untuned = median of its
+        measurements (each part timed it with its own candidates)."""
+        if len(parts) == 1:
+            return parts[0]
+        untuned = [p.untuned_s for p in parts if np.isfinite(p.untuned_s)]
+        first = parts[0]
+        return cls(
+            network=first.network,
+            task=first.task,
+            kernel_class=first.kernel_class,
+            weight=first.weight,
+            untuned_s=float(np.median(untuned)) if untuned else float("nan"),
+            features=np.concatenate([p.features for p in parts]),
+            run_s=np.concatenate([p.run_s for p in parts]),
+            status=np.concatenate([p.status for p in parts]),
+            sources=[s for p in parts for s in p.sources],
+        )
+
+    @classmethod
     def load(cls, path: Path) -> KernelData:
         try:
             with np.load(path) as data:
@@ -135,7 +156,8 @@ def build_dataset(
 ) -> list[Path]:
     """Measure every same-class pair for every network (leave-one-model-out sources).
 
-    Returns the kernel files written or already present.
+    One file per (target kernel, source model), so a log added to the corpus later only adds
+    files. Returns the files written or already present.
     """
     directory.mkdir(parents=True, exist_ok=True)
     _provenance(directory, target, top_n)
@@ -143,35 +165,52 @@ def build_dataset(
     family_of = families(networks)
     written = []
     for name, network in networks.items():
-        others = [s for s in sources if s.model != name]
-        tasks = extract_tasks(network, target)
         out = directory / name
         out.mkdir(exist_ok=True)
-        bar = tqdm(tasks, desc=f"dataset {name}", unit="kernel", disable=not progress)
-        for index, task in enumerate(bar):
-            path = out / f"{index:03d}.npz"
-            if not path.exists():
-                data = _measure_kernel(name, task, others, family_of, target, remote)
-                if data is None:
-                    continue
-                data.save(path)
-            written.append(path)
+        todo, pending = [], 0
+        for index, task in enumerate(extract_tasks(network, target)):
+            for model in sorted(logs):
+                same = [
+                    s
+                    for s in sources
+                    if s.model == model != name and s.kernel_class.key == task.kernel_class.key
+                ]
+                path = out / f"{index:03d}-{model}.npz"
+                if path.exists():
+                    written.append(path)
+                elif same:
+                    todo.append((path, task, same))
+                    pending += len(same)
+        with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
+            for batch in _batches(todo):
+                kernels = [apply_candidates([task], same, target)[0] for _, task, same in batch]
+                measure_kernels(kernels, target, remote=remote)
+                for (path, _, same), kernel in zip(batch, kernels):
+                    _kernel_data(name, kernel, family_of, target).save(path)
+                    written.append(path)
+                    bar.update(len(same))
     return written
 
 
-def _measure_kernel(
-    name: str,
-    task: Task,
-    sources: list[SourceSchedule],
-    family_of: dict[str, str],
-    target: tvm.target.Target,
-    remote: RemoteDevice | None,
-) -> KernelData | None:
-    [kernel] = apply_candidates([task], sources, target)
-    if not kernel.candidates:
-        return None
+def _batches(todo: list, size: int = 2 * CHUNK):
+    """Pairs grouped to about ``size`` candidates: worker pools start once per chunk, not per
+    pair, and a finished group is saved before the next starts."""
+    batch, count = [], 0
+    for item in todo:
+        batch.append(item)
+        count += len(item[2])
+        if count >= size:
+            yield batch
+            batch, count = [], 0
+    if batch:
+        yield batch
+
+
+def _kernel_data(
+    name: str, kernel: KernelResult, family_of: dict[str, str], target: tvm.target.Target
+) -> KernelData:
+    task = kernel.task
     applied = [c for c in kernel.candidates if c.applied.ok]
-    measure_kernels([kernel], target, remote=remote)
     features = np.zeros((len(kernel.candidates), len(FEATURE_NAMES)))
     if applied:
         matrix = featurize(
@@ -209,7 +248,7 @@ def load_dataset(directory: Path, *, networks: list[str] | None = None) -> list[
             "make one with `recommender dataset build`",
             path=directory,
         )
-    files = sorted(directory.glob("*/*.npz"))
+    files = sorted(f for f in directory.glob("*/*.npz") if not f.name.endswith(".tmp.npz"))
     if networks is not None:
         unknown = set(networks) - {f.parent.name for f in files}
         if unknown:
@@ -217,7 +256,10 @@ def load_dataset(directory: Path, *, networks: list[str] | None = None) -> list[
         files = [f for f in files if f.parent.name in networks]
     if not files:
         raise InputError("the dataset holds no kernels yet", path=directory)
-    return [KernelData.load(f) for f in files]
+    parts: dict[tuple[str, str], list[KernelData]] = {}
+    for f in files:
+        parts.setdefault((f.parent.name, f.name.split("-", 1)[0]), []).append(KernelData.load(f))
+    return [KernelData.merge(p) for p in parts.values()]
 
 
 def dataset_provenance(directory: Path) -> dict:

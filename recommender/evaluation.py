@@ -178,3 +178,17 @@ def plot_score_vs_k(results: list[HeldOut], path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def recall_curve(kernels: list[KernelData], *, objective: str = "rank:pairwise") -> dict:
+    """The shipped ranker's leave-one-model-out recall@k, k = 1..10 (empty with one network)."""
+    try:
+        results = leave_one_model_out(kernels, {"xgb": ("xgb", {"objective": objective})})
+    except InputError:
+        return {}
+    means = mean_metrics(results)["xgb"]
+    return {
+        "networks": [r.network for r in results],
+        "recall_curve": [round(means.get(f"recall@{k}", math.nan), 4) for k in KS],
+        "top1": round(means["top1"], 4),
+    }

@@ -9,9 +9,11 @@ result, never a dead run.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import statistics
+import tempfile
 from dataclasses import dataclass
 
 import tvm
@@ -41,14 +43,33 @@ def build_without_intrin_import(mod, target, _params):
     return tvm_build(mod, target=target)
 
 
-def make_builder(max_workers: int | None = None) -> ms.builder.LocalBuilder:
+def export_shared_library(mod) -> str:
+    """Link once, in the builder worker: MetaSchedule's default exports a ``.tar`` of objects,
+    which the checker and the runner each link again when they load it."""
+    path = os.path.join(tempfile.mkdtemp(), "tvm_tmp_mod.so")
+    mod.export_library(path)
+    return path
+
+
+@functools.cache
+def make_builder(
+    max_workers: int | None = None, *, remote: RemoteDevice | None = None
+) -> ms.builder.LocalBuilder:
+    """Builds for this host are linked shared libraries; for an RPC device, object archives
+    that the device links itself (it may be another architecture).
+
+    Cached: constructing a MetaSchedule builder or runner spawns a worker for a sanity check,
+    about 5.5 s each here, which was a third of the cost of timing a batch of 32.
+    """
     return ms.builder.LocalBuilder(
         max_workers=max_workers,
         timeout_sec=BUILD_TIMEOUT_S,
         f_build=build_without_intrin_import,
+        f_export=None if remote is not None else export_shared_library,
     )
 
 
+@functools.cache
 def make_runner(remote: RemoteDevice | None = None) -> ms.runner.Runner:
     """A local runner, or an RPC runner that asks the tracker for a device with ``remote.key``."""
     if remote is None:
@@ -106,7 +127,7 @@ def measure(
     jobs = [(g, mod) for g, (_, mods) in enumerate(groups) for mod in mods]
     if not jobs:
         return [[] for _ in groups]
-    builder = builder or make_builder()
+    builder = builder or make_builder(remote=remote)
     if timed:
         runner = runner or make_runner(remote)
     specs = [_arg_specs(reference) for reference, _ in groups]

@@ -142,7 +142,7 @@ def measure_jobs(
             list(groups.values()),
             target,
             remote=remote,
-            builder=make_builder(),
+            builder=make_builder(remote=remote),
             runner=runner,
             timed=timed,
         )

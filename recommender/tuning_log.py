@@ -161,7 +161,9 @@ class TuningLog:
                 tmp.replace(packed)
 
     def unpack(self) -> None:
-        """Recreate each plain file from ``NAME.gz`` where it is missing or holds less."""
+        """Recreate each plain file from ``NAME.gz`` where it is missing, or is an older prefix
+        of it (a pulled log that grew); a plain file that differs otherwise is left to
+        ``validate``."""
         for name in PACKED:
             plain, packed = self.path / name, self.path / (name + ".gz")
             if not packed.exists():
@@ -170,7 +172,9 @@ class TuningLog:
                 content = gzip.decompress(packed.read_bytes())
             except (OSError, EOFError) as err:
                 raise InputError(f"corrupt packed log ({err})", path=packed) from None
-            if not plain.exists() or plain.stat().st_size < len(content):
+            if not plain.exists() or (
+                plain.stat().st_size < len(content) and content.startswith(plain.read_bytes())
+            ):
                 plain.write_bytes(content)
 
     def provenance(self) -> dict:
