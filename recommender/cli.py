@@ -18,6 +18,12 @@ def _print_json(data) -> None:
     sys.stdout.write("\n")
 
 
+def _relative(path: Path) -> str:
+    """A path inside the checkout as written in shipped metadata: relative, so it moves."""
+    path = path.resolve()
+    return str(path.relative_to(paths.ROOT)) if path.is_relative_to(paths.ROOT) else str(path)
+
+
 def _table(rows: list[list], header: list[str]) -> str:
     cells = [header] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
@@ -232,7 +238,7 @@ def cmd_train(args) -> int:
         args.out,
         target=target,
         data={
-            "directory": str(args.dataset),
+            "directory": _relative(args.dataset),
             "networks": sorted({k.network for k in data.kernels}),
             "kernels": data.groups,
             "candidates": len(data.y),

@@ -81,6 +81,9 @@ def main() -> int:
         "cost model, MetaSchedule defaults; one batch of 32 committed before the next, see",
         "`recommender/scheduler.py`). Each directory is a standard MetaSchedule JSON work dir plus",
         "`provenance.json` and `timestamps.jsonl` (tuning seconds when each record was measured).",
+        "The three line files are stored gzipped (`NAME.gz`, about 25x smaller); opening a",
+        "log (`TuningLog.open`, every command) recreates the plain files TVM reads. A network",
+        "below its budget is resumed by the same `collect` command.",
         "",
         f"- machine: {machine.get('cpu', '?')} ({machine.get('arch', '?')}), "
         f"target `{json.dumps(first['target']) if first else '?'}`",

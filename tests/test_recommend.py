@@ -4,7 +4,7 @@ import json
 import time
 
 import pytest
-from tiny import two_conv_net
+from tiny import conv_matmul_net, two_conv_net
 from tvm.s_tir import meta_schedule as ms
 
 from recommender import cost_models, endtoend
@@ -12,16 +12,16 @@ from recommender.errors import InputError
 from recommender.recommend import Budget
 from recommender.targets import RemoteDevice
 from recommender.tasks import prepare
-from recommender.workflows import recommend_to_dir
+from recommender.workflows import load_cost_model, recommend_to_dir
 
 
 @pytest.fixture(scope="module")
 def run(conv_log, tiny_model, target):
     model = cost_models.load(tiny_model, target=target)
 
-    def run(budget: Budget, out, **options) -> dict:
+    def run(budget: Budget, out, network=None, **options) -> dict:
         return recommend_to_dir(
-            two_conv_net(),
+            network or two_conv_net(),
             target,
             {"tinyconv": conv_log[0]},
             model,
@@ -36,17 +36,25 @@ def run(conv_log, tiny_model, target):
 
 
 def test_top_k_0_times_nothing_and_still_returns_a_correct_database(run, target, tmp_path):
-    report = run(Budget(top_k=0), tmp_path)
+    network = conv_matmul_net()  # a conv the corpus knows, then a reshape and a matmul it does not
+    report = run(Budget(top_k=0), tmp_path, network)
     assert report["candidates_timed"] == 0 and report["untuned_references_timed"] == 0
-    assert report["tuned_kernels"] == 2
-    assert all(k["how"].startswith("predicted") for k in report["kernels"])
+    [conv] = [k for k in report["kernels"] if k["chosen"]]
+    others = [k for k in report["kernels"] if k is not conv]
+    assert conv["how"] == "predicted (checked, not timed)" and conv["chosen"]["predicted_ms"]
+    assert report["untuned_kernels"] == [k["task"] for k in others]
+    assert {k["how"] for k in others} == {"untuned: no same-class source schedule"}
     # TVM's own reader takes the database; the build computes what the untuned one does
-    network = two_conv_net()
     prepared = prepare(network.mod)
     database = ms.database.JSONDatabase(work_dir=str(tmp_path))
     tuned = endtoend.build(prepared, target, database)
     assert endtoend.outputs_match(endtoend.build(prepared, target), tuned, network) is None
     assert report["speedup"] > 1.0
+
+
+def test_a_missing_cost_model_says_how_to_make_one(tmp_path, target):
+    with pytest.raises(InputError, match="no cost model here; train one with `recommender"):
+        load_cost_model(tmp_path, target)
 
 
 def test_top_k_1_times_exactly_one_candidate_per_kernel(run, tmp_path):
