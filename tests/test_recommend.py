@@ -49,7 +49,8 @@ def test_top_k_0_times_nothing_and_still_returns_a_correct_database(run, target,
     database = ms.database.JSONDatabase(work_dir=str(tmp_path))
     tuned = endtoend.build(prepared, target, database)
     assert endtoend.outputs_match(endtoend.build(prepared, target), tuned, network) is None
-    assert report["speedup"] > 1.0
+    # no speedup is promised: on a kernel this small the untimed pick can lose to naive loops
+    assert report["end_to_end_ms"]["recommended"] > 0
 
 
 def test_a_missing_cost_model_says_how_to_make_one(tmp_path, target):
