@@ -28,8 +28,8 @@ from .network import Network
 from .ranking import RankedKernel, correct, rank_candidates
 from .sources import SourceSchedule
 from .targets import RemoteDevice
-from .tasks import Task, extract_tasks, prepare
-from .transfer_tune import CHUNK, Candidate, KernelResult, apply_candidates, measure_jobs
+from .tasks import Task
+from .transfer_tune import CHUNK, Candidate, extract_and_apply, measure_jobs
 
 CHECK_ROUNDS = 4  # zero-measurement choice: how far down the ranking to look for a valid one
 FIRST_BATCH = 8  # a time budget calibrates the cost of one measurement on a small first batch
@@ -255,14 +255,8 @@ def recommend(
 ) -> Recommendation:
     """Rank, prune, time within ``budget``, and choose one schedule per kernel of ``network``."""
     timings: dict[str, float] = {}
-    start = time.perf_counter()
-    prepared = prepare(network.mod)
-    tasks = extract_tasks(network, target)
-    timings["extract"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    kernels: list[KernelResult] = apply_candidates(tasks, sources, target)
-    timings["apply"] = time.perf_counter() - start
+    prepared, kernels = extract_and_apply(network, target, sources, timings)
+    tasks = [kernel.task for kernel in kernels]
 
     start = time.perf_counter()
     ranked, _ = rank_candidates(

@@ -163,6 +163,24 @@ def _group_order(chunk: list) -> list:
     return [job for jobs in order.values() for job in jobs]
 
 
+def extract_and_apply(
+    network: Network,
+    target: tvm.target.Target,
+    sources: list[SourceSchedule],
+    timings: dict[str, float],
+) -> tuple[tvm.IRModule, list[KernelResult]]:
+    """The prepared network and its kernels with every same-class source applied; the phase
+    times go into ``timings`` ("extract", "apply")."""
+    start = time.perf_counter()
+    prepared = prepare(network.mod)
+    tasks = extract_tasks(network, target)
+    timings["extract"] = time.perf_counter() - start
+    start = time.perf_counter()
+    kernels = apply_candidates(tasks, sources, target)
+    timings["apply"] = time.perf_counter() - start
+    return prepared, kernels
+
+
 def transfer_tune(
     network: Network,
     target: tvm.target.Target,
@@ -173,14 +191,7 @@ def transfer_tune(
 ) -> TransferRun:
     """Run the paper's algorithm on ``network`` with the given source schedules."""
     timings: dict[str, float] = {}
-    start = time.perf_counter()
-    prepared = prepare(network.mod)
-    tasks = extract_tasks(network, target)
-    timings["extract"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    kernels = apply_candidates(tasks, sources, target)
-    timings["apply"] = time.perf_counter() - start
+    prepared, kernels = extract_and_apply(network, target, sources, timings)
 
     total = sum(
         1 + sum(c.applied.ok for c in k.candidates)
