@@ -13,9 +13,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
+from . import endtoend
+from .errors import InputError
+from .network import Network
 from .tuning_log import FAILED_RUN_S, TuningLog
 
 
@@ -98,6 +102,54 @@ def time_to_match(
         else:
             low = mid + 1
     return stops[low]
+
+
+class MetaScheduleBuilds:
+    """Builds of a network with what MetaSchedule's log held after given tuning times.
+
+    Builds are memoised by the last batch stamp they include, so the curve, the equal-time
+    points and every method's time-to-match bisection share them.
+    """
+
+    def __init__(self, network: Network, prepared: tvm.IRModule, target, log: TuningLog):
+        self.network, self.prepared, self.target = network, prepared, target
+        self.timed, _ = timed_records(log)
+        if not self.timed:
+            raise InputError("the tuning log holds no valid record", path=log.path)
+        self.stops = sorted({t.elapsed_s for t in self.timed})
+        self._builds: dict[float, object] = {}
+
+    @property
+    def tuning_s(self) -> float:
+        return self.stops[-1]
+
+    def at(self, elapsed_s: float):
+        """MetaSchedule's build after ``elapsed_s`` seconds (untuned before its first batch)."""
+        done = [s for s in self.stops if s <= elapsed_s]
+        stop = done[-1] if done else -1.0
+        if stop not in self._builds:
+            database = database_at(self.timed, stop)
+            self._builds[stop] = endtoend.build(self.prepared, self.target, database)
+        return self._builds[stop]
+
+    def grid(self, points: int) -> list[float]:
+        """About ``points`` batch stamps spread geometrically over the log, the last included."""
+        first, last = self.stops[0], self.stops[-1]
+        wanted = np.geomspace(max(first, 1.0), max(last, 1.0), points)
+        return sorted({min(self.stops, key=lambda s: abs(s - w)) for w in wanted} | {last})
+
+    def time_to_match(self, build, after_s: float = 0.0, before_s: float | None = None):
+        """MetaSchedule's first stamp in (``after_s``, ``before_s``] whose build runs at least
+        as fast as ``build``; each probe times the pair interleaved. None if none does."""
+        before_s = self.tuning_s if before_s is None else before_s
+        inside = [t for t in self.timed if after_s < t.elapsed_s <= before_s]
+
+        def ratio(elapsed_s: float) -> float:
+            pair = {"metaschedule": self.at(elapsed_s), "method": build}
+            times = endtoend.time_interleaved(pair, self.network)
+            return times["metaschedule"] / times["method"]
+
+        return time_to_match(inside, ratio, 1.0)
 
 
 def full_database(log: TuningLog, target: tvm.target.Target) -> ms.database.Database:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import paths
-from .errors import RecommenderError
+from .errors import InputError, RecommenderError
 
 
 def _print_json(data) -> None:
@@ -304,29 +304,33 @@ def cmd_evaluate_model(args) -> int:
 
 
 def cmd_recommend(args) -> int:
+    from .feature_cache import FeatureCache
     from .frontends import load_network
+    from .profiles import PROFILES
     from .recommend import Budget
     from .report import recommendation_table
     from .sources import log_dir, resolve_sources
-    from .targets import RemoteDevice, parse_target
+    from .targets import RemoteDevice
     from .workflows import load_cost_model, recommend_to_dir
 
-    target = parse_target(args.target)
+    given = Budget(top_k=args.top_k, trials=args.trials, seconds=args.budget)
+    target, budget, top_n = PROFILES[args.profile].settings(
+        args.target, given if given.to_json() else None, args.top_n
+    )
     remote = RemoteDevice.parse(args.rpc) if args.rpc else None
     model = load_cost_model(args.model_dir, target)
     network = load_network(args.model)
-    if args.top_k is None and args.budget is None and args.trials is None:
-        args.top_k = 3
     report = recommend_to_dir(
         network,
         target,
         {m: log_dir(m) for m in resolve_sources(args.sources, network.name)},
         model,
-        Budget(top_k=args.top_k, trials=args.trials, seconds=args.budget),
+        budget,
         args.out,
-        top_n=args.top_n,
+        top_n=top_n,
         then_tune_trials=args.then_tune,
         remote=remote,
+        cache=None if args.no_cache else FeatureCache(),
         progress=not args.json,
     )
     if args.json:
@@ -339,6 +343,54 @@ def cmd_recommend(args) -> int:
                 f"{report['then_tune']['plot']}"
             )
         print(f"database, library and report.json in {args.out}")
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from .benchmark import METHODS, QUICK_METHODS, QUICK_NETWORKS, evaluate
+    from .profiles import PROFILES
+    from .results_page import write_page
+    from .targets import RemoteDevice
+    from .zoo import zoo_names
+
+    networks = args.networks or list(QUICK_NETWORKS if args.quick else zoo_names())
+    methods = (
+        args.methods.split(",") if args.methods else list(QUICK_METHODS if args.quick else METHODS)
+    )
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise InputError(f"unknown method {unknown[0]!r}; known: {', '.join(METHODS)}")
+    target, _, _ = PROFILES[args.profile].settings(args.target, None, None)
+    remote = RemoteDevice.parse(args.rpc) if args.rpc else None
+    if remote is not None:
+        remote.check()
+    results = evaluate(
+        networks,
+        methods,
+        args.out,
+        target,
+        grid_points=args.grid,
+        remote=remote,
+        progress=not args.json,
+    )
+    command = "recommender evaluate " + " ".join(sys.argv[2:]) if args.page else ""
+    page = write_page(results, args.page, command.strip()) if args.page else None
+    if args.json:
+        _print_json(results)
+        return 0
+    rows = [
+        [
+            name,
+            m.get("networks", 0),
+            m.get("speedup"),
+            m.get("share_of_max_speedup"),
+            m.get("search_s"),
+            m.get("time_to_match_over_search"),
+        ]
+        for name, m in results["means"].items()
+    ]
+    print(_table(rows, ["method", "networks", "speedup", "share of max", "search s", "ttm/search"]))
+    print(f"every number in {args.out / 'results.json'}" + (f"; page {page}" if page else ""))
     return 0
 
 
@@ -355,6 +407,15 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
         p.set_defaults(func=func)
         return p
+
+    def profile_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--profile",
+            choices=["server", "edge"],
+            default="server",
+            help="server: every core, --top-k 3; edge: 1 core (TVM_NUM_THREADS=1), --budget 60, "
+            "--top-n 1; explicit options override",
+        )
 
     def target_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -461,10 +522,14 @@ def _parser() -> argparse.ArgumentParser:
         "--top-k",
         type=int,
         default=None,
-        help="time the K best-ranked candidates per kernel; 0 = time nothing (default 3)",
+        help="time the K best-ranked candidates per kernel; 0 = time nothing (server default 3)",
     )
     limit.add_argument(
-        "--budget", type=float, default=None, metavar="SECONDS", help="global timing budget"
+        "--budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="global timing budget (edge default 60)",
     )
     limit.add_argument("--trials", type=int, default=None, help="global budget in timed candidates")
     p.add_argument(
@@ -472,7 +537,13 @@ def _parser() -> argparse.ArgumentParser:
         default="all",
         help="source logs: 'all' (every other logged model, default), 'paper' or a,b,c",
     )
-    p.add_argument("--top-n", type=int, default=3, help="records per source workload to rank")
+    p.add_argument(
+        "--top-n",
+        type=int,
+        default=None,
+        help="records per source workload to rank (server default 3, edge 1)",
+    )
+    profile_option(p)
     p.add_argument(
         "--then-tune",
         type=int,
@@ -485,6 +556,12 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help=f"cost model directory (default {paths.DEFAULT_MODEL})",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="apply and featurise every candidate again (default: reuse the feature cache in "
+        "$RECOMMENDER_CACHE or ~/.cache/tvm-recommender)",
     )
     p.add_argument("--out", type=Path, required=True, help="output directory")
     target_options(p)
@@ -510,6 +587,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     dataset_option(p)
     p.add_argument("--plot", type=Path, default=None, help="write the score-vs-k plot (PNG)")
+
+    p = command(
+        "evaluate",
+        cmd_evaluate,
+        "the paper's evaluation, leave-one-model-out: every method against MetaSchedule's log, "
+        "per network (resumable: finished parts are read back)",
+    )
+    p.add_argument("networks", nargs="*", help="zoo networks (default: all, or 2 with --quick)")
+    p.add_argument("--quick", action="store_true", help="2 networks, 4 methods")
+    p.add_argument("--methods", default=None, help="comma-separated subset of the methods")
+    p.add_argument("--grid", type=int, default=8, help="points of MetaSchedule's curve")
+    p.add_argument(
+        "--out", type=Path, default=paths.ROOT / "out" / "evaluate", help="results directory"
+    )
+    p.add_argument("--page", type=Path, default=None, help="write the results page (Markdown)")
+    profile_option(p)
+    target_options(p)
+    rpc_option(p)
 
     p = command(
         "compare",

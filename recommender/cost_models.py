@@ -26,7 +26,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 
 from .errors import InputError
 from .features import FEATURE_NAMES, SCHEMA_VERSION
-from .targets import target_key
+from .targets import same_cpu, target_key
 
 RELEVANCE_GRADES = 10  # rank:ndcg learns round(10 x normalised throughput)
 
@@ -290,7 +290,8 @@ def save(
 
 
 def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostModel:
-    """Load a saved cost model; another feature schema, or another ``target``, is refused."""
+    """Load a saved cost model; another feature schema, or another CPU than ``target``'s, is
+    refused (another core count is not: the ranking is per kernel, relative)."""
     meta_path = directory / "metadata.json"
     try:
         metadata = json.loads(meta_path.read_text())
@@ -308,7 +309,7 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
         )
     if metadata.get("feature_names") != list(FEATURE_NAMES):
         raise InputError("feature names differ from this version's schema", path=meta_path)
-    if target is not None and metadata.get("target_key") != target_key(target):
+    if target is not None and not same_cpu(metadata.get("target_key"), target):
         raise InputError(
             f"trained for target {metadata.get('target_key')}, not {target_key(target)}",
             path=meta_path,

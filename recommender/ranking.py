@@ -9,14 +9,14 @@ slow moves down.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import tvm
 
 from .cost_models import CostModel
-from .features import featurize
+from .feature_cache import FeatureCache, candidate_key
+from .features import FEATURE_NAMES, featurize
 from .transfer_tune import Candidate, KernelResult
 
 FAIL_THRESHOLD = 0.5
@@ -76,26 +76,56 @@ def rank_candidates(
     *,
     family_of: dict[str, str],
     target_family: str,
-) -> tuple[list[RankedKernel], float]:
-    """Featurise and score every applied candidate; returns the ranking and featurising time."""
-    ranked, featurize_s = [], 0.0
+    cache: FeatureCache | None = None,
+) -> list[RankedKernel]:
+    """Score every candidate that applies. Apply outcomes and features come from ``cache``
+    where it has them; the rest are applied, featurised and stored there."""
+    ranked = []
     for kernel in kernels:
-        applied = [c for c in kernel.candidates if c.applied.ok]
+        X = _features(kernel, target, family_of, target_family, cache)
+        applied = [c for c in kernel.candidates if c.applies]
         if not applied:
             continue
-        start = time.perf_counter()
-        X = featurize(
-            kernel.task,
-            [(c.source, c.applied) for c in applied],
-            target,
-            family_of=family_of,
-            target_family=target_family,
-        )
-        featurize_s += time.perf_counter() - start
         raw = model.ranker.predict(X)
         scores = (raw - raw.mean()) / (raw.std() or 1.0)
         ranked.append(RankedKernel(kernel, applied, scores, model.failure.predict_proba(X)))
-    return ranked, featurize_s
+    return ranked
+
+
+def _features(
+    kernel: KernelResult,
+    target: tvm.target.Target,
+    family_of: dict[str, str],
+    target_family: str,
+    cache: FeatureCache | None,
+) -> np.ndarray:
+    """Feature rows of the kernel's candidates that apply, in candidate order."""
+    task = kernel.task
+
+    def key(c: Candidate) -> str:
+        same = bool(target_family) and family_of.get(c.source.model) == target_family
+        return candidate_key(c.source, same)
+
+    cached = cache.load(task, target) if cache else {}
+    for c in kernel.candidates:
+        if key(c) in cached:
+            c.known, c.known_reason = True, cached[key(c)][0]
+    missing = [c for c in kernel.candidates if key(c) not in cached]
+    fresh = [c for c in missing if c.applies]
+    X = featurize(
+        task,
+        [(c.source, c.applied) for c in fresh],
+        target,
+        family_of=family_of,
+        target_family=target_family,
+    )
+    rows = {key(c): (c.apply_reason, None) for c in missing}
+    rows.update({key(c): (None, row) for c, row in zip(fresh, X)})
+    if cache:
+        cache.store(task, target, rows)
+    rows.update(cached)
+    width = len(FEATURE_NAMES)
+    return np.asarray([rows[key(c)][1] for c in kernel.candidates if c.applies]).reshape(-1, width)
 
 
 def _throughputs(kernel: RankedKernel) -> dict[str, float]:

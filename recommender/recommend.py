@@ -1,7 +1,7 @@
 """The recommender: rank every transferable schedule, time the few most promising, keep the best.
 
-Data flow: kernels -> same-class source schedules applied (``transfer_tune.apply_candidates``)
--> featurised and ranked (``ranking``) -> a measurement budget spent where it is expected to
+Data flow: kernels -> same-class source schedules applied, featurised (or found in the
+``FeatureCache``) and ranked (``ranking``) -> a measurement budget spent where it is expected to
 gain most (``Budget``) -> per kernel the fastest valid timed candidate, or, where nothing was
 timed, the predicted best that passes the correctness check -> a MetaSchedule database.
 
@@ -24,12 +24,13 @@ import tvm
 from tqdm import tqdm
 
 from .cost_models import CostModel
+from .feature_cache import FeatureCache
 from .network import Network
 from .ranking import RankedKernel, correct, rank_candidates
 from .sources import SourceSchedule
 from .targets import RemoteDevice
 from .tasks import Task
-from .transfer_tune import CHUNK, Candidate, extract_and_apply, measure_jobs
+from .transfer_tune import CHUNK, Candidate, extract, measure_jobs
 
 CHECK_ROUNDS = 4  # zero-measurement choice: how far down the ranking to look for a valid one
 FIRST_BATCH = 8  # a time budget calibrates the cost of one measurement on a small first batch
@@ -88,7 +89,9 @@ class Recommendation:
 
     @property
     def search_s(self) -> float:
-        return sum(self.timings_s.values())
+        """Rank + measure + check. Task extraction is left out, as in ``TransferRun.search_s``:
+        every method (MetaSchedule too) extracts the same tasks first."""
+        return sum(v for k, v in self.timings_s.items() if k != "extract")
 
     @property
     def picks(self) -> list[tuple[Task, Candidate, float]]:
@@ -251,16 +254,27 @@ def recommend(
     *,
     family_of: dict[str, str],
     remote: RemoteDevice | None = None,
+    cache: FeatureCache | None = None,
     progress: bool = True,
 ) -> Recommendation:
-    """Rank, prune, time within ``budget``, and choose one schedule per kernel of ``network``."""
+    """Rank, prune, time within ``budget``, and choose one schedule per kernel of ``network``.
+
+    With a ``cache``, candidates ranked before are not applied again unless they are measured.
+    """
     timings: dict[str, float] = {}
-    prepared, kernels = extract_and_apply(network, target, sources, timings)
+    start = time.perf_counter()
+    prepared, kernels = extract(network, target, sources)
     tasks = [kernel.task for kernel in kernels]
+    timings["extract"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    ranked, _ = rank_candidates(
-        kernels, model, target, family_of=family_of, target_family=network.family or ""
+    ranked = rank_candidates(
+        kernels,
+        model,
+        target,
+        family_of=family_of,
+        target_family=network.family or "",
+        cache=cache,
     )
     timings["rank"] = time.perf_counter() - start
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
 import statistics
@@ -12,12 +14,12 @@ from pathlib import Path
 import tvm
 import tvm_ffi
 from tvm import s_tir
+from tvm.s_tir import meta_schedule as ms
 
 from . import paths
 from .errors import InputError
 from .tuning_log import FAILED_RUN_S, TuningLog
 from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
-from .zoo import zoo_names
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ class SourceSchedule:
     trace: s_tir.Trace
     run_s: float
     rank: int
+    trace_key: str = ""  # hash of the trace's JSON: with workload_key, names the record
 
     @property
     def label(self) -> str:
@@ -57,8 +60,15 @@ class SourceSchedule:
         )
 
 
-def resolve_sources(spec: str, target_model: str) -> list[str]:
-    """``all`` (every other logged zoo model), ``paper`` (the paper's pair) or ``a,b,c``.
+def logged_models(logs: Path = paths.LOGS) -> list[str]:
+    """The models with a tuning log under ``logs`` (a directory holding ``provenance.json``)."""
+    if not logs.is_dir():
+        return []
+    return sorted(p.parent.name for p in logs.glob("*/provenance.json"))
+
+
+def resolve_sources(spec: str, target_model: str, logs: Path = paths.LOGS) -> list[str]:
+    """``all`` (every other logged model), ``paper`` (the paper's pair) or ``a,b,c``.
 
     The target model itself is never a source (leave-one-model-out).
     """
@@ -67,7 +77,7 @@ def resolve_sources(spec: str, target_model: str) -> list[str]:
             raise InputError(f"--sources paper: no paper pairing for {target_model!r}")
         return [PAPER_PAIRS[target_model]]
     if spec == "all":
-        names = [n for n in zoo_names() if (paths.LOGS / n).is_dir()]
+        names = logged_models(logs)
     else:
         names = [n.strip() for n in spec.split(",") if n.strip()]
     names = [n for n in names if n != target_model]
@@ -75,16 +85,16 @@ def resolve_sources(spec: str, target_model: str) -> list[str]:
         raise InputError(
             f"no tuning log of any model but {target_model!r}; make one with "
             "`recommender collect MODEL` (the shipped corpus lives here)",
-            path=paths.LOGS,
+            path=logs,
         )
     if not names:
         raise InputError(f"--sources {spec!r} leaves no source model besides {target_model!r}")
     return names
 
 
-def log_dir(model: str) -> Path:
-    """The shipped log of a zoo model, or an error saying how to make it."""
-    path = paths.LOGS / model
+def log_dir(model: str, logs: Path = paths.LOGS) -> Path:
+    """The log of ``model`` in the corpus, or an error saying how to make it."""
+    path = logs / model
     if not path.is_dir():
         raise InputError(
             f"no tuning log for source model {model!r}; run `recommender collect {model}`",
@@ -96,27 +106,40 @@ def log_dir(model: str) -> Path:
 def load_sources(
     logs: dict[str, Path], target: tvm.target.Target, *, top_n: int = 1
 ) -> list[SourceSchedule]:
-    """The ``top_n`` fastest valid records of every workload in each model's log."""
+    """The ``top_n`` fastest valid records of every workload in each model's log (tuned on
+    ``target``'s CPU, with any core count).
+
+    Records are picked from the log's JSON before any is decoded: decoding a record replays its
+    trace on its workload, and a log holds about 64 records per workload.
+    """
     sources = []
     for model, path in logs.items():
-        database = TuningLog.open(path, target=target).database()
-        by_workload: dict[int, list] = defaultdict(list)
-        workloads: dict[int, tvm.IRModule] = {}
-        for record in database.get_all_tuning_records():
-            secs = [float(s) for s in record.run_secs] if record.run_secs else []
+        log = TuningLog.open(path, target=target, any_cores=True)
+        workloads = [json.loads(line) for line in _lines(log.workloads_path)]
+        by_workload: dict[int, list[tuple[float, list]]] = defaultdict(list)
+        for line in _lines(log.records_path):
+            index, record_json = json.loads(line)
+            secs = [float(s) for s in record_json[1] or []]
             run_s = statistics.median(secs) if secs else math.inf
-            if run_s >= FAILED_RUN_S:
-                continue
-            key = tvm_ffi.structural_hash(record.workload.mod)
-            workloads[key] = record.workload.mod
-            by_workload[key].append((run_s, record.trace))
-        for key, records in by_workload.items():
-            mod = workloads[key]
+            if run_s < FAILED_RUN_S:
+                by_workload[index].append((run_s, record_json))
+        for index, records in by_workload.items():
+            workload = ms.database.Workload.from_json(workloads[index])
+            mod = workload.mod
+            key = tvm_ffi.structural_hash(mod)
             klass, descriptor = kernel_class(mod), describe(mod)
             records.sort(key=lambda r: r[0])
-            for rank, (run_s, trace) in enumerate(records[:top_n]):
+            for rank, (run_s, record_json) in enumerate(records[:top_n]):
+                record = ms.database.TuningRecord.from_json(record_json, workload)
+                trace_key = hashlib.sha256(json.dumps(record_json[0]).encode()).hexdigest()[:16]
                 sources.append(
-                    SourceSchedule(model, mod, key, klass, descriptor, trace, run_s, rank)
+                    SourceSchedule(
+                        model, mod, key, klass, descriptor, record.trace, run_s, rank, trace_key
+                    )
                 )
         logger.info("%s: %d source workloads", model, len(by_workload))
     return sources
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.strip()]

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import tvm
@@ -30,11 +31,31 @@ logger = logging.getLogger(__name__)
 CHUNK = 32  # candidates per build/verify/run batch: worker start-up is paid once per chunk
 
 
-@dataclass
+@dataclass(eq=False)
 class Candidate:
+    """A source schedule for a target kernel. It is applied on first use of ``applied``; until
+    then ``known_reason`` (from the feature cache) may already say whether it applies."""
+
     source: SourceSchedule
-    applied: Applied
+    task_mod: tvm.IRModule
+    target: tvm.target.Target
+    known_reason: str | None = None
+    known: bool = False
     measurement: Measurement | None = None
+
+    @cached_property
+    def applied(self) -> Applied:
+        return apply_trace(self.source.trace, self.task_mod, self.target)
+
+    @property
+    def apply_reason(self) -> str | None:
+        if self.known and "applied" not in self.__dict__:
+            return self.known_reason
+        return self.applied.reason
+
+    @property
+    def applies(self) -> bool:
+        return self.apply_reason is None
 
     @property
     def run_s(self) -> float | None:
@@ -42,8 +63,8 @@ class Candidate:
 
     @property
     def failure(self) -> str | None:
-        if not self.applied.ok:
-            return f"apply: {self.applied.reason}"
+        if not self.applies:
+            return f"apply: {self.apply_reason}"
         if self.measurement and not self.measurement.ok:
             return f"{self.measurement.stage}: {self.measurement.error}"
         return None
@@ -87,18 +108,23 @@ class TransferRun:
 def apply_candidates(
     tasks: list[Task], sources: list[SourceSchedule], target: tvm.target.Target
 ) -> list[KernelResult]:
-    """Apply every same-class source schedule to every task (failures kept with a reason)."""
+    """Every same-class source schedule for every task, to be applied on first use."""
     by_class: dict[str, list[SourceSchedule]] = {}
     for source in sources:
         by_class.setdefault(source.kernel_class.key, []).append(source)
-    kernels = []
-    for task in tasks:
-        candidates = [
-            Candidate(source, apply_trace(source.trace, task.mod, target))
-            for source in by_class.get(task.kernel_class.key, [])
-        ]
-        kernels.append(KernelResult(task, candidates))
-    return kernels
+    return [
+        KernelResult(
+            task, [Candidate(s, task.mod, target) for s in by_class.get(task.kernel_class.key, [])]
+        )
+        for task in tasks
+    ]
+
+
+def apply_all(kernels: list[KernelResult]) -> None:
+    """Apply every candidate now (failures are kept with their reason)."""
+    for kernel in kernels:
+        for candidate in kernel.candidates:
+            candidate.applied  # noqa: B018 - the property applies and keeps the result
 
 
 Job = tuple[KernelResult, "Candidate | None"]  # None: the kernel's untuned workload
@@ -114,10 +140,10 @@ def measure_kernels(
     """Time each kernel's untuned workload and all its applied candidates."""
     jobs: list[Job] = []
     for kernel in kernels:
-        if not any(c.applied.ok for c in kernel.candidates):
+        if not any(c.applies for c in kernel.candidates):
             continue  # nothing to compare with: the untuned time is not needed
         jobs.append((kernel, None))
-        jobs.extend((kernel, c) for c in kernel.candidates if c.applied.ok)
+        jobs.extend((kernel, c) for c in kernel.candidates if c.applies)
     measure_jobs(jobs, target, remote=remote, on_progress=on_progress)
 
 
@@ -132,6 +158,10 @@ def measure_jobs(
     """Measure untuned workloads and candidates in chunks of ``CHUNK``, storing the results on
     them; with ``timed=False`` candidates are only checked against their workload."""
     runner = make_runner(remote) if timed else None
+    for _, candidate in jobs:
+        if candidate is not None and not candidate.applied.ok:  # a cached outcome gone stale
+            candidate.measurement = Measurement(None, "apply", candidate.applied.reason)
+    jobs = [(k, c) for k, c in jobs if c is None or c.measurement is None]
     for start in range(0, len(jobs), CHUNK):
         chunk = jobs[start : start + CHUNK]
         groups: dict[int, tuple[tvm.IRModule, list]] = {}
@@ -163,22 +193,13 @@ def _group_order(chunk: list) -> list:
     return [job for jobs in order.values() for job in jobs]
 
 
-def extract_and_apply(
-    network: Network,
-    target: tvm.target.Target,
-    sources: list[SourceSchedule],
-    timings: dict[str, float],
+def extract(
+    network: Network, target: tvm.target.Target, sources: list[SourceSchedule]
 ) -> tuple[tvm.IRModule, list[KernelResult]]:
-    """The prepared network and its kernels with every same-class source applied; the phase
-    times go into ``timings`` ("extract", "apply")."""
-    start = time.perf_counter()
+    """The prepared network and its kernels, each with its same-class candidates (unapplied)."""
     prepared = prepare(network.mod)
     tasks = extract_tasks(network, target)
-    timings["extract"] = time.perf_counter() - start
-    start = time.perf_counter()
-    kernels = apply_candidates(tasks, sources, target)
-    timings["apply"] = time.perf_counter() - start
-    return prepared, kernels
+    return prepared, apply_candidates(tasks, sources, target)
 
 
 def transfer_tune(
@@ -191,12 +212,17 @@ def transfer_tune(
 ) -> TransferRun:
     """Run the paper's algorithm on ``network`` with the given source schedules."""
     timings: dict[str, float] = {}
-    prepared, kernels = extract_and_apply(network, target, sources, timings)
+    start = time.perf_counter()
+    prepared, kernels = extract(network, target, sources)
+    timings["extract"] = time.perf_counter() - start
+    start = time.perf_counter()
+    apply_all(kernels)
+    timings["apply"] = time.perf_counter() - start
 
     total = sum(
-        1 + sum(c.applied.ok for c in k.candidates)
+        1 + sum(c.applies for c in k.candidates)
         for k in kernels
-        if any(c.applied.ok for c in k.candidates)
+        if any(c.applies for c in k.candidates)
     )
     start = time.perf_counter()
     with tqdm(

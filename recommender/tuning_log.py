@@ -30,7 +30,7 @@ import tvm
 from tvm.s_tir import meta_schedule as ms
 
 from .errors import InputError
-from .targets import target_key
+from .targets import same_cpu, target_key
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +137,9 @@ class TuningLog:
         return log
 
     @classmethod
-    def open(cls, path: str | Path, *, target: tvm.target.Target | None = None) -> TuningLog:
+    def open(
+        cls, path: str | Path, *, target: tvm.target.Target | None = None, any_cores: bool = False
+    ) -> TuningLog:
         """Open a log for reading, checking its files (and its target, when given)."""
         log = cls(path)
         log.unpack()
@@ -145,7 +147,7 @@ class TuningLog:
             if not required.exists():
                 raise InputError("not a tuning log: file missing", path=required)
         if target is not None:
-            log.check_compatible(target)
+            log.check_compatible(target, any_cores=any_cores)
         log.validate(repair=False)
         return log
 
@@ -189,8 +191,11 @@ class TuningLog:
         tmp.write_text(json.dumps(provenance, indent=1) + "\n")
         tmp.replace(self.path / PROVENANCE)
 
-    def check_compatible(self, target: tvm.target.Target) -> None:
-        """Refuse a log from another TVM version or target: its times would not compare."""
+    def check_compatible(self, target: tvm.target.Target, *, any_cores: bool = False) -> None:
+        """Refuse a log from another TVM version or target: its times would not compare.
+
+        ``any_cores`` accepts the same CPU with another core count (for reading sources).
+        """
         provenance = self.provenance()
         where = self.path / PROVENANCE
         if provenance.get("tvm") != tvm.__version__:
@@ -198,7 +203,7 @@ class TuningLog:
                 f"written by TVM {provenance.get('tvm')}, this is TVM {tvm.__version__}", path=where
             )
         expected, got = target_key(target), provenance.get("target_key")
-        if got != expected:
+        if got != expected and not (any_cores and same_cpu(got, target)):
             raise InputError(f"written for target {got}, expected {expected}", path=where)
 
     def validate(self, *, repair: bool) -> tuple[int, int]:

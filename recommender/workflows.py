@@ -10,8 +10,9 @@ import tvm
 from tvm.s_tir import meta_schedule as ms
 
 from . import cost_models, endtoend, paths
-from .baselines import database_at, full_database, time_to_match, timed_records
+from .baselines import MetaScheduleBuilds
 from .errors import InputError, RecommenderError
+from .feature_cache import FeatureCache
 from .network import Network
 from .recommend import Budget, recommend
 from .report import UNTUNED_NOTE, recommendation_summary, summary
@@ -77,25 +78,17 @@ def compare_with_metaschedule(
         raise InputError(f"no usable transfer report ({err})", path=report_path) from None
     search_s = transfer_report["search_s"]
     log = TuningLog.open(log_path, target=target)
-    timed, _ = timed_records(log)
-    if not timed:
-        raise InputError("the tuning log holds no valid record", path=log_path)
     prepared = prepare(network.mod)
+    metaschedule = MetaScheduleBuilds(network, prepared, target, log)
     transfer_db = ms.database.JSONDatabase(work_dir=str(transfer_dir))
     builds = {
         "untuned": endtoend.build(prepared, target),
         "transfer": endtoend.build(prepared, target, transfer_db),
-        "metaschedule": endtoend.build(prepared, target, full_database(log, target)),
-        "metaschedule_same_time": endtoend.build(prepared, target, database_at(timed, search_s)),
+        "metaschedule": metaschedule.at(metaschedule.tuning_s),
+        "metaschedule_same_time": metaschedule.at(search_s),
     }
     times = endtoend.time_interleaved(builds, network)
-
-    def ratio_to_transfer(elapsed_s: float) -> float:
-        stop = endtoend.build(prepared, target, database_at(timed, elapsed_s))
-        pair = endtoend.time_interleaved({"stop": stop, "transfer": builds["transfer"]}, network)
-        return pair["stop"] / pair["transfer"]
-
-    match_s = time_to_match(timed, ratio_to_transfer, 1.0)
+    match_s = metaschedule.time_to_match(builds["transfer"])
     untuned, transfer, full = times["untuned"], times["transfer"], times["metaschedule"]
     speedup, max_speedup = untuned / transfer, untuned / full
     budget = log.provenance().get("budget", {})
@@ -110,7 +103,7 @@ def compare_with_metaschedule(
         "latency_ratio_max_over_transfer": round(full / transfer, 4),
         "search_s": search_s,
         "metaschedule_budget": budget,
-        "metaschedule_tuning_s": round(timed[-1].elapsed_s, 1),
+        "metaschedule_tuning_s": round(metaschedule.tuning_s, 1),
         "metaschedule_time_to_match_s": match_s,
         "time_to_match_over_search": round(match_s / search_s, 2) if match_s else None,
         "note": UNTUNED_NOTE,
@@ -141,6 +134,7 @@ def recommend_to_dir(
     then_tune_trials: int = 0,
     population: int = 512,
     remote: RemoteDevice | None = None,
+    cache: FeatureCache | None = None,
     progress: bool = True,
 ) -> dict:
     """Recommend schedules for ``network``; write the database, library and ``report.json``.
@@ -161,6 +155,7 @@ def recommend_to_dir(
         budget,
         family_of=families({network.name: network}),
         remote=remote,
+        cache=cache,
         progress=progress,
     )
     database = write_records(result.picks, target, out_dir)

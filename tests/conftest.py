@@ -3,23 +3,24 @@ tiny transfer-benefit dataset and cost model made from it, and a loopback RPC de
 
 from __future__ import annotations
 
-import socket
-import subprocess
+import os
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 import pytest
 import tvm
 
 sys.path.insert(0, str(Path(__file__).parent))
+os.environ["RECOMMENDER_CACHE"] = tempfile.mkdtemp(prefix="recommender-cache-")  # not ~/.cache
 
 from tiny import conv_net, conv_shapes  # noqa: E402
 
 from recommender import cost_models  # noqa: E402
 from recommender.collect import collect  # noqa: E402
 from recommender.dataset import build_dataset, load_dataset  # noqa: E402
-from recommender.targets import RemoteDevice, host_target  # noqa: E402
+from recommender.loopback import loopback_device  # noqa: E402
+from recommender.targets import host_target  # noqa: E402
 from recommender.training import train, training_set  # noqa: E402
 
 
@@ -71,61 +72,8 @@ def tiny_model(tiny_dataset, target, tmp_path_factory) -> Path:
     return directory
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def device():
     """A tracker and one server registered under the key 'tiny', on 127.0.0.1 only."""
-    port = free_port()
-    tracker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tvm.exec.rpc_tracker",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--port-end",
-            str(port + 1),
-        ],  # the default port-end (9199) is below a free port
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tvm.exec.rpc_server",
-            "--host",
-            "127.0.0.1",
-            "--tracker",
-            f"127.0.0.1:{port}",
-            "--key",
-            "tiny",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        from tvm import rpc
-
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                queues = rpc.connect_tracker("127.0.0.1", port).summary().get("queue_info", {})
-                if queues.get("tiny", {}).get("free", 0) > 0:
-                    break
-            except (ConnectionError, RuntimeError, OSError):
-                pass
-            assert time.monotonic() < deadline, "RPC server did not register"
-            time.sleep(0.5)
-        yield RemoteDevice("127.0.0.1", port, "tiny")
-    finally:
-        for proc in (server, tracker):
-            proc.kill()
-            proc.wait()
+    with loopback_device("tiny") as device:
+        yield device

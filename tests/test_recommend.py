@@ -1,6 +1,7 @@
 """The recommender on a tiny corpus: budgets, zero-measurement mode, RPC, bad input."""
 
 import json
+import os
 import time
 
 import pytest
@@ -9,8 +10,10 @@ from tvm.s_tir import meta_schedule as ms
 
 from recommender import cost_models, endtoend
 from recommender.errors import InputError
+from recommender.loopback import free_port
+from recommender.profiles import PROFILES
 from recommender.recommend import Budget
-from recommender.targets import RemoteDevice
+from recommender.targets import RemoteDevice, target_key
 from recommender.tasks import prepare
 from recommender.workflows import load_cost_model, recommend_to_dir
 
@@ -86,8 +89,6 @@ def test_timing_through_the_rpc_tracker(run, device, tmp_path):
 
 
 def test_an_unreachable_tracker_fails_fast_and_writes_nothing(run, tmp_path):
-    from conftest import free_port
-
     start = time.monotonic()
     with pytest.raises(InputError, match="no RPC tracker reachable at 127.0.0.1"):
         run(Budget(top_k=1), tmp_path / "out", remote=RemoteDevice("127.0.0.1", free_port(), "x"))
@@ -103,3 +104,17 @@ def test_then_tune_continues_with_metaschedule_from_the_recommendation(run, tmp_
     assert all(b[1] <= a[1] for a, b in zip(curve, curve[1:]))  # best so far never worsens
     assert report["end_to_end_ms"]["then_tuned"] > 0
     assert (tmp_path / "curves.png").stat().st_size > 5_000
+
+
+def test_the_edge_profile_times_on_one_core_with_sources_tuned_on_more(
+    conv_log, tiny_model, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("TVM_NUM_THREADS", raising=False)
+    target, budget, top_n = PROFILES["edge"].settings(None, Budget(trials=2), None)
+    assert target_key(target)["num-cores"] == 1 and os.environ["TVM_NUM_THREADS"] == "1"
+    assert top_n == 1 and PROFILES["edge"].budget == Budget(seconds=60.0)
+    model = load_cost_model(tiny_model, target)  # trained with every core: same CPU, accepted
+    report = recommend_to_dir(
+        two_conv_net(), target, {"tinyconv": conv_log[0]}, model, budget, tmp_path, top_n=top_n
+    )
+    assert report["candidates_timed"] == 2 and json.loads(report["target"])["num-cores"] == 1

@@ -1,10 +1,19 @@
 """Targets: this CPU by default, any llvm target by text or JSON, a device behind a tracker."""
 
+import tarfile
+
 import pytest
 import tvm
+from tiny import two_conv_net
 
+from recommender import endtoend
 from recommender.errors import InputError
+from recommender.sources import load_sources
 from recommender.targets import RemoteDevice, is_host_compatible, parse_target, target_key
+from recommender.tasks import extract_tasks, prepare
+from recommender.transfer_tune import apply_candidates, write_records
+
+AARCH64_MACHINE = 183  # ELF e_machine of AArch64
 
 
 def test_default_target_is_this_cpu_with_its_cores():
@@ -44,3 +53,26 @@ def test_rpc_spec():
     assert RemoteDevice.parse("127.0.0.1:9190:pi4") == RemoteDevice("127.0.0.1", 9190, "pi4")
     with pytest.raises(InputError, match="HOST:PORT:KEY"):
         RemoteDevice.parse("127.0.0.1:pi4")
+
+
+def elf_machines(archive) -> set[int]:
+    with tarfile.open(archive) as tar:
+        objects = [tar.extractfile(m).read() for m in tar.getmembers() if m.name.endswith(".o")]
+    assert objects and all(o[:4] == b"\x7fELF" for o in objects)
+    return {int.from_bytes(o[18:20], "little") for o in objects}
+
+
+def test_schedules_transferred_to_an_aarch64_board_cross_compile_here(conv_log, target, tmp_path):
+    board = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4")
+    network = two_conv_net()
+    sources = load_sources({"tinyconv": conv_log[0]}, target, top_n=1)  # tuned on this x86 CPU
+    kernels = apply_candidates(extract_tasks(network, board), sources, board)
+    picks = [(k.task, c, 1e-3) for k in kernels for c in k.candidates[:1] if c.applied.ok]
+    assert len(picks) == 2  # both convolutions take the x86 schedule, postprocessed for aarch64
+    database = write_records(picks, board, tmp_path / "db")
+    prepared = prepare(network.mod)
+    for name, db in (("untuned", None), ("tuned", database)):
+        endtoend.build(prepared, board, db).export_library(str(tmp_path / f"{name}.tar"))
+        assert elf_machines(tmp_path / f"{name}.tar") == {AARCH64_MACHINE}
+    # the transferred schedules were compiled in: the tuned objects differ from the untuned
+    assert (tmp_path / "tuned.tar").read_bytes() != (tmp_path / "untuned.tar").read_bytes()

@@ -84,6 +84,15 @@ def test_log_for_another_target_or_tvm_version_is_refused(log_copy, target):
     assert (log_copy / "database_tuning_record.json").read_bytes() == before
 
 
+def test_another_core_count_is_refused_for_tuning_but_read_as_sources(log_copy, target):
+    more_cores = parse_target(
+        json.dumps({**json.loads(str(target)), "num-cores": int(target.attrs["num-cores"]) + 1})
+    )
+    with pytest.raises(InputError, match="written for target"):
+        TuningLog.create_or_resume(log_copy, target=more_cores, network="conv8x16", budget={})
+    assert TuningLog.open(log_copy, target=more_cores, any_cores=True).record_count() > 0
+
+
 def test_records_without_provenance_are_not_mixed_into(tmp_path, target):
     (tmp_path / "database_tuning_record.json").write_text("")
     with pytest.raises(InputError, match="no provenance.json; refusing to mix runs"):

@@ -1,0 +1,375 @@
+"""The paper's evaluation, network by network, leave-one-model-out, against MetaSchedule.
+
+For a network N with a log in the corpus:
+
+1. **search**: each method chooses schedules for N without N's own log (its sources are the
+   other logged networks). The recommender ranks with a cost model trained without N's kernels
+   and without rows whose source is N. Each method's database and search report land in
+   ``OUT/N/METHOD/`` as soon as it finishes; a rerun skips what is there.
+2. **compare**: untuned, full MetaSchedule (N's own log: the maximum speedup), every method,
+   and MetaSchedule's best-so-far at a grid of tuning times are built, checked against the
+   untuned outputs, and timed in one interleaved run. MetaSchedule's time to match a method is
+   then bisected between the grid points that bracket it (each probe timed against the method,
+   interleaved). Written to ``OUT/N/compare.json``.
+
+Search time counts choosing only (ranking, applying, building, checking, timing candidates);
+task extraction and reading logs are common to every method, MetaSchedule included, and are
+left out. Pre-tuning the source networks is amortised, as in the paper.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import tvm
+from tvm.s_tir import meta_schedule as ms
+
+from . import cost_models, endtoend, paths
+from .baselines import MetaScheduleBuilds
+from .dataset import load_dataset
+from .errors import InputError
+from .evaluation import recall_curve
+from .network import Network
+from .recommend import Budget, recommend
+from .report import UNTUNED_NOTE, recommendation_summary, summary
+from .sources import load_sources, log_dir, logged_models, resolve_sources
+from .targets import RemoteDevice
+from .tasks import prepare
+from .training import check_trainable, train, training_set
+from .transfer_tune import transfer_tune, write_database, write_records
+from .tuning_log import TuningLog, cpu_model
+from .zoo import families, load_zoo_network
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One way of choosing schedules: the paper's exhaustive transfer (no budget) or the
+    recommender within ``budget``."""
+
+    name: str
+    sources: str  # "paper" (the paper's fixed source network) or "all" (every other one)
+    budget: Budget | None = None
+    top_n: int = 1  # records per source workload
+
+    def to_json(self) -> dict:
+        budget = self.budget.to_json() if self.budget else "every candidate"
+        return {"name": self.name, "sources": self.sources, "budget": budget, "top_n": self.top_n}
+
+
+METHODS = {
+    m.name: m
+    for m in (
+        Method("transfer-paper", "paper"),
+        Method("transfer-all", "all"),
+        Method("top-0", "all", Budget(top_k=0), 3),
+        Method("top-1", "all", Budget(top_k=1), 3),
+        Method("top-3", "all", Budget(top_k=3), 3),
+        Method("budget-30s", "all", Budget(seconds=30.0), 3),
+        Method("budget-120s", "all", Budget(seconds=120.0), 3),
+    )
+}
+QUICK_METHODS = ("transfer-paper", "top-0", "top-1", "top-3")
+QUICK_NETWORKS = ("resnet18", "alexnet")
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except json.JSONDecodeError:
+        logger.warning("%s: unreadable, recomputing it", path)
+        return None
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def held_out_model(
+    network: str, dataset_dir: Path, out_dir: Path, target: tvm.target.Target
+) -> cost_models.CostModel:
+    """The cost model that never saw ``network``: trained without its kernels and without rows
+    whose source schedule came from it (saved in ``out_dir`` and reused on a rerun)."""
+    if (out_dir / "metadata.json").is_file():
+        return cost_models.load(out_dir, target=target)
+    kernels = [k for k in load_dataset(dataset_dir) if k.network != network]
+    data = training_set(kernels, exclude_source=network)
+    check_trainable(data, f"the transfer-benefit dataset without {network}")
+    model = train(data, objective="rank:ndcg")
+    cost_models.save(
+        model,
+        out_dir,
+        target=target,
+        data={
+            "directory": str(dataset_dir),
+            "held_out": network,
+            "networks": sorted({k.network for k in data.kernels}),
+            "kernels": data.groups,
+            "candidates": len(data.y),
+            "hash": data.data_hash(),
+        },
+        evaluation=recall_curve(kernels, objective="rank:ndcg"),
+    )
+    return cost_models.load(out_dir, target=target)
+
+
+def search(
+    network: Network,
+    method: Method,
+    target: tvm.target.Target,
+    out_dir: Path,
+    *,
+    model_for: Callable[[str], cost_models.CostModel],
+    logs: Path = paths.LOGS,
+    remote: RemoteDevice | None = None,
+    progress: bool = True,
+) -> dict:
+    """Run ``method`` on ``network`` (or read its earlier run); returns its search report, or
+    ``{"skipped": why}`` (not kept: a rerun tries again, e.g. once a source log exists)."""
+    report_path = out_dir / "search.json"
+    done = _read_json(report_path)
+    if done is not None:
+        return done
+    try:
+        names = resolve_sources(method.sources, network.name, logs)
+        source_logs = {n: log_dir(n, logs) for n in names}
+    except InputError as err:
+        return {"skipped": str(err)}
+    sources = load_sources(source_logs, target, top_n=method.top_n)
+    if method.budget is None:
+        run = transfer_tune(network, target, sources, remote=remote, progress=progress)
+        write_database(run, out_dir)
+        report = summary(run, {})
+        timed = sum(c.run_s is not None for k in run.kernels for c in k.candidates)
+        report["candidates_timed"] = timed
+    else:
+        try:
+            model = model_for(network.name)
+        except InputError as err:
+            return {"skipped": f"no held-out cost model: {err}"}
+        result = recommend(
+            network,
+            target,
+            sources,
+            model,
+            method.budget,
+            family_of=families({network.name: network}),
+            remote=remote,
+            progress=progress,
+        )
+        write_records(result.picks, target, out_dir)
+        report = recommendation_summary(result, {})
+    report.update(method=method.to_json(), sources=names)
+    _write_json(report_path, report)
+    return report
+
+
+def compare(
+    network: Network,
+    target: tvm.target.Target,
+    method_dirs: dict[str, Path],
+    log_path: Path,
+    *,
+    grid_points: int = 8,
+) -> dict:
+    """Build and time untuned, full MetaSchedule (the log at ``log_path``), each method and
+    MetaSchedule's curve in one interleaved run; then bisect its time to match each method.
+
+    The log may come from the same CPU with more cores than ``target`` (the edge profile):
+    MetaSchedule's schedules are then timed on ``target``'s cores like every other build.
+    """
+    log = TuningLog.open(log_path, target=target, any_cores=True)
+    prepared = prepare(network.mod)
+    metaschedule = MetaScheduleBuilds(network, prepared, target, log)
+    untuned = endtoend.build(prepared, target)
+    searches = {m: json.loads((d / "search.json").read_text()) for m, d in method_dirs.items()}
+    builds = {"untuned": untuned, "metaschedule": metaschedule.at(metaschedule.tuning_s)}
+    wrong = {}
+    for name, directory in method_dirs.items():
+        database = ms.database.JSONDatabase(work_dir=str(directory))
+        build = endtoend.build(prepared, target, database)
+        problem = endtoend.outputs_match(untuned, build, network)
+        if problem:  # never report a wrong build's speed
+            wrong[name] = problem
+            continue
+        builds[name] = build
+    grid = metaschedule.grid(grid_points)
+    probes = {f"ms@{s}": metaschedule.at(s) for s in grid}
+    probes |= {
+        f"ms_same_time:{m}": metaschedule.at(searches[m]["search_s"])
+        for m in method_dirs
+        if m in builds
+    }
+    times = _time_unique({**builds, **probes}, network)
+    curve = [(s, times[f"ms@{s}"]) for s in grid]
+    untuned_s, full_s = times["untuned"], times["metaschedule"]
+    max_speedup = untuned_s / full_s
+    rows = {}
+    for name in method_dirs:
+        if name in wrong:
+            rows[name] = {"wrong": wrong[name]}
+            continue
+        rows[name] = _method_row(
+            searches[name],
+            times[name],
+            times[f"ms_same_time:{name}"],
+            untuned_s,
+            full_s,
+            _match(metaschedule, builds[name], times[name], curve),
+        )
+    return {
+        "network": network.name,
+        "untuned_ms": round(untuned_s * 1e3, 3),
+        "metaschedule": {
+            "ms": round(full_s * 1e3, 3),
+            "speedup": round(max_speedup, 3),
+            "tuning_s": round(metaschedule.tuning_s, 1),
+            "records": len(metaschedule.timed),
+            "budget": log.provenance().get("budget", {}),
+        },
+        "curve": [[round(s, 1), round(t * 1e3, 3)] for s, t in curve],
+        "methods": rows,
+        "note": UNTUNED_NOTE,
+    }
+
+
+def _time_unique(builds: dict[str, object], network: Network) -> dict[str, float]:
+    """``time_interleaved`` over distinct executables (equal-time probes often coincide)."""
+    unique: dict[int, str] = {}
+    for name, build in builds.items():
+        unique.setdefault(id(build), name)
+    times = endtoend.time_interleaved({n: builds[n] for n in unique.values()}, network)
+    return {name: times[unique[id(build)]] for name, build in builds.items()}
+
+
+def _match(
+    metaschedule: MetaScheduleBuilds, build, latency_s: float, curve: list[tuple[float, float]]
+) -> float | None:
+    """MetaSchedule's time to match: the curve brackets it, a bisection between the two grid
+    points refines it (the upper point stands when noise hides the crossing)."""
+    previous = 0.0
+    for stop, seconds in curve:
+        if seconds <= latency_s:
+            return metaschedule.time_to_match(build, after_s=previous, before_s=stop) or stop
+        previous = stop
+    return None
+
+
+def _method_row(
+    search: dict,
+    latency_s: float,
+    same_time_s: float,
+    untuned_s: float,
+    full_s: float,
+    match_s: float | None,
+) -> dict:
+    speedup, max_speedup = untuned_s / latency_s, untuned_s / full_s
+    search_s = search["search_s"]
+    return {
+        "ms": round(latency_s * 1e3, 3),
+        "speedup": round(speedup, 3),
+        "share_of_max_speedup": round((speedup - 1) / (max_speedup - 1), 4)
+        if max_speedup > 1
+        else None,
+        "latency_ratio_max_over_method": round(full_s / latency_s, 4),
+        "search_s": search_s,
+        "candidates_timed": search.get("candidates_timed"),
+        "tuned_kernels": search.get("tuned_kernels"),
+        "metaschedule_same_time_speedup": round(untuned_s / same_time_s, 3),
+        "metaschedule_time_to_match_s": match_s,
+        "time_to_match_over_search": round(match_s / search_s, 2) if match_s and search_s else None,
+    }
+
+
+def means(rows: list[dict], methods: list[str]) -> dict[str, dict]:
+    """Per method, the mean (and median) over networks of the headline numbers."""
+    out = {}
+    for name in methods:
+        cells = [r["methods"][name] for r in rows if "speedup" in r["methods"].get(name, {})]
+        entry = {"networks": len(cells)}
+        for key in ("speedup", "share_of_max_speedup", "search_s", "time_to_match_over_search"):
+            values = [c[key] for c in cells if c.get(key) is not None]
+            if values:
+                entry[key] = round(statistics.mean(values), 4)
+                entry[f"{key}_median"] = round(statistics.median(values), 4)
+        out[name] = entry
+    return out
+
+
+def evaluate(
+    networks: list[str],
+    methods: list[str],
+    out: Path,
+    target: tvm.target.Target,
+    *,
+    dataset_dir: Path = paths.TRANSFER,
+    logs: Path = paths.LOGS,
+    load_network: Callable[[str], Network] = load_zoo_network,
+    grid_points: int = 8,
+    remote: RemoteDevice | None = None,
+    progress: bool = True,
+) -> dict:
+    """Search with every method and compare, network by network; ``OUT/results.json`` holds
+    every number. Finished searches and comparisons are read back, so a rerun continues."""
+    rows, not_evaluated = [], {}
+    for name in networks:
+        if name not in logged_models(logs):
+            not_evaluated[name] = f"no tuning log (run `recommender collect {name}`)"
+            continue
+        network = load_network(name)
+        net_dir = out / name
+
+        def model_for(held_out: str, model_dir: Path = net_dir / "model"):
+            return held_out_model(held_out, dataset_dir, model_dir, target)
+
+        reports = {}
+        for method in methods:
+            logger.info("%s: %s", name, method)
+            reports[method] = search(
+                network,
+                METHODS[method],
+                target,
+                net_dir / method,
+                model_for=model_for,
+                logs=logs,
+                remote=remote,
+                progress=progress,
+            )
+        done = {m: net_dir / m for m, r in reports.items() if "skipped" not in r}
+        row = _read_json(net_dir / "compare.json")
+        if row is None or sorted(row["methods"]) != sorted(done):
+            row = compare(network, target, done, logs / name, grid_points=grid_points)
+            _write_json(net_dir / "compare.json", row)
+        row["skipped"] = {m: r["skipped"] for m, r in reports.items() if "skipped" in r}
+        row["searches"] = {
+            m: {"phases_s": r.get("phases_s"), "sources": r.get("sources")}
+            for m, r in reports.items()
+            if m in done
+        }
+        rows.append(row)
+    results = {
+        "machine": {"cpu": cpu_model(), "cores": int(target.attrs["num-cores"])},
+        "target": str(target),
+        "candidates_timed_on": str(remote) if remote else "this host",
+        "tvm": tvm.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+        "methods": [METHODS[m].to_json() for m in methods],
+        "networks": rows,
+        "not_evaluated": not_evaluated,
+        "means": means(rows, methods),
+        "note": UNTUNED_NOTE,
+    }
+    _write_json(out / "results.json", results)
+    return results

@@ -1,0 +1,175 @@
+"""The evaluation's results page: tables in Markdown and two figures, from ``results.json``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PAPER = (
+    "the paper (Ansor, server CPU): 49.13% mean share of the maximum speedup, 6.5x time to match"
+)
+
+
+def _fmt(value, spec: str = ".2f", suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{suffix}"
+
+
+def means_table(results: dict) -> list[str]:
+    lines = [
+        "| method | networks | speedup | share of max speedup | search s | "
+        "MetaSchedule time to match / search |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for method in results["methods"]:
+        m = results["means"].get(method["name"], {})
+        share = m.get("share_of_max_speedup")
+        lines.append(
+            f"| {method['name']} | {m.get('networks', 0)} | {_fmt(m.get('speedup'), '.2f', 'x')} | "
+            f"{_fmt(None if share is None else 100 * share, '.1f', '%')} | "
+            f"{_fmt(m.get('search_s'), '.0f')} | "
+            f"{_fmt(m.get('time_to_match_over_search'), '.1f', 'x')} "
+            f"(median {_fmt(m.get('time_to_match_over_search_median'), '.1f', 'x')}) |"
+        )
+    return lines
+
+
+def network_table(row: dict) -> list[str]:
+    meta = row["metaschedule"]
+    lines = [
+        f"### {row['network']}",
+        "",
+        f"Untuned {row['untuned_ms']:.2f} ms; full MetaSchedule {meta['ms']:.2f} ms "
+        f"({meta['speedup']:.2f}x, {meta['records']} records in {meta['tuning_s'] / 60:.1f} min "
+        f"of tuning, budget {meta['budget']}).",
+        "",
+        "| method | ms | speedup | share of max | t_max / t | search s | timed | "
+        "MetaSchedule at same time | MetaSchedule time to match | / search |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, cell in row["methods"].items():
+        if "wrong" in cell:
+            lines.append(f"| {name} | wrong build, not timed: {cell['wrong']} |")
+            continue
+        share = cell["share_of_max_speedup"]
+        match = cell["metaschedule_time_to_match_s"]
+        lines.append(
+            f"| {name} | {cell['ms']:.2f} | {cell['speedup']:.2f}x | "
+            f"{_fmt(None if share is None else 100 * share, '.1f', '%')} | "
+            f"{cell['latency_ratio_max_over_method']:.2f} | {cell['search_s']:.0f} | "
+            f"{_fmt(cell['candidates_timed'], 'd')} | "
+            f"{cell['metaschedule_same_time_speedup']:.2f}x | "
+            f"{'not matched' if match is None else f'{match:.0f} s'} | "
+            f"{_fmt(cell['time_to_match_over_search'], '.1f', 'x')} |"
+        )
+    for name, why in row.get("skipped", {}).items():
+        lines.append(f"| {name} | skipped: {why} |")
+    return lines + [""]
+
+
+def plot_speedup_vs_search(results: dict, path: Path) -> None:
+    """Per network: MetaSchedule's best-so-far speedup over tuning time, methods as points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = results["networks"]
+    cols = min(3, len(rows))
+    fig, axes = plt.subplots(
+        (len(rows) + cols - 1) // cols,
+        cols,
+        figsize=(5 * cols, 3.6 * ((len(rows) + 2) // 3)),
+        squeeze=False,
+    )
+    for ax, row in zip(axes.flat, rows):
+        untuned = row["untuned_ms"]
+        times = [max(s, 1.0) for s, _ in row["curve"]]
+        ax.step(
+            times,
+            [untuned / ms for _, ms in row["curve"]],
+            where="post",
+            color="gray",
+            label="MetaSchedule",
+        )
+        for name, cell in row["methods"].items():
+            if "speedup" in cell:
+                ax.scatter(max(cell["search_s"], 1.0), cell["speedup"], label=name, zorder=3)
+        ax.set_xscale("log")
+        ax.set_title(row["network"])
+        ax.set_xlabel("search / tuning time (s)")
+        ax.set_ylabel("speedup over untuned")
+    for ax in list(axes.flat)[len(rows) :]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_share_of_max(results: dict, path: Path) -> None:
+    """Per network and method: the share of full MetaSchedule's speedup reached."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows = results["networks"]
+    names = [m["name"] for m in results["methods"]]
+    width = 0.8 / max(len(names), 1)
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(rows) + 2), 4))
+    for i, name in enumerate(names):
+        shares = [100 * (r["methods"].get(name, {}).get("share_of_max_speedup") or 0) for r in rows]
+        ax.bar(np.arange(len(rows)) + i * width, shares, width, label=name)
+    ax.axhline(49.13, color="black", linestyle="--", linewidth=1, label="paper mean (49.13%)")
+    ax.set_xticks(np.arange(len(rows)) + 0.4 - width / 2, [r["network"] for r in rows])
+    ax.set_ylabel("share of the maximum speedup (%)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_page(results: dict, page: Path, command: str) -> Path:
+    """``page`` (Markdown), its figures in the directory of the same name (``docs/results.md``
+    -> ``docs/results/``); returns the page's path."""
+    figures = page.with_suffix("")
+    figures.mkdir(parents=True, exist_ok=True)
+    plot_speedup_vs_search(results, figures / "speedup_vs_search.png")
+    plot_share_of_max(results, figures / "share_of_max.png")
+    lines = [
+        "# Evaluation: transfer-tuning and the recommender against MetaSchedule",
+        "",
+        f"Made by `{command}` on {results['date']}: {results['machine']['cpu']}, "
+        f"{results['machine']['cores']} cores, TVM {results['tvm']}, target `{results['target']}`.",
+        "",
+        "Protocol: leave-one-model-out. A network's own log is never a source; the recommender's "
+        "cost model is retrained without the network's kernels and without rows whose source "
+        "came from it. Every build is checked against the untuned outputs before it is timed; "
+        "all builds of a network are timed in one interleaved run (medians of 5 rounds). "
+        "Search time counts ranking, applying, building, checking and timing candidates; task "
+        "extraction and log reading are left out for every method. MetaSchedule's figures come "
+        "from the network's own log in the corpus, rebuilt at any tuning time from its stamps.",
+        "",
+        f"Note: {results['note']}.",
+        "",
+        "## Means over networks",
+        "",
+        *means_table(results),
+        "",
+        f"For comparison, {PAPER}.",
+        "",
+        f"![speedup vs search time]({figures.name}/speedup_vs_search.png)",
+        "",
+        f"![share of the maximum speedup]({figures.name}/share_of_max.png)",
+        "",
+        "## Per network",
+        "",
+    ]
+    for row in results["networks"]:
+        lines += network_table(row)
+    if results["not_evaluated"]:
+        lines += ["## Not evaluated", ""]
+        lines += [f"- {name}: {why}" for name, why in results["not_evaluated"].items()]
+        lines.append("")
+    page.write_text("\n".join(lines))
+    return page

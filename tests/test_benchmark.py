@@ -1,0 +1,82 @@
+"""The evaluation on a tiny corpus: every method against MetaSchedule's own log, resumable."""
+
+import json
+import shutil
+
+import pytest
+from tiny import two_conv_net
+
+from recommender.benchmark import evaluate
+from recommender.collect import collect
+from recommender.results_page import write_page
+
+METHODS = ["transfer-paper", "transfer-all", "top-0", "top-1"]
+
+
+@pytest.fixture(scope="module")
+def corpus(conv_log, target, tmp_path_factory):
+    """Logs of two tiny networks: the source 'tinyconv' and 'twoconv', the network evaluated."""
+    logs = tmp_path_factory.mktemp("corpus")
+    shutil.copytree(conv_log[0], logs / "tinyconv")
+    collect(
+        two_conv_net(),
+        target,
+        logs / "twoconv",
+        trials_per_task=4,
+        trials_per_iter=4,
+        population=16,
+        progress=False,
+    )
+    return logs
+
+
+def run(corpus, tiny_dataset, target, out) -> dict:
+    return evaluate(
+        ["twoconv", "resnet152"],
+        METHODS,
+        out,
+        target,
+        dataset_dir=tiny_dataset,
+        logs=corpus,
+        load_network=lambda name: two_conv_net(),
+        grid_points=3,
+        progress=False,
+    )
+
+
+def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
+    corpus, tiny_dataset, target, tmp_path
+):
+    results = run(corpus, tiny_dataset, target, tmp_path)
+    assert results["not_evaluated"] == {
+        "resnet152": "no tuning log (run `recommender collect resnet152`)"
+    }
+    [row] = results["networks"]
+    assert row["skipped"] == {"transfer-paper": "--sources paper: no paper pairing for 'twoconv'"}
+    cells = row["methods"]
+    assert set(cells) == {"transfer-all", "top-0", "top-1"}
+    assert cells["top-0"]["candidates_timed"] == 0 and cells["top-1"]["candidates_timed"] == 2
+    exhaustive = json.loads((tmp_path / "twoconv" / "transfer-all" / "search.json").read_text())
+    assert cells["transfer-all"]["candidates_timed"] == exhaustive["candidates"] == 2
+    tuning_s = row["metaschedule"]["tuning_s"]
+    for cell in cells.values():
+        assert cell["speedup"] > 0 and cell["search_s"] >= 0
+        match = cell["metaschedule_time_to_match_s"]
+        assert match is None or 0 < match <= tuning_s
+    times = [t for t, _ in row["curve"]]
+    assert times == sorted(times) and times[-1] == tuning_s
+    # the held-out model never saw twoconv: it was trained on the other shapes only
+    model = json.loads((tmp_path / "twoconv" / "model" / "metadata.json").read_text())
+    assert "twoconv" not in model["training_data"]["networks"]
+
+    stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.json")}
+    again = run(corpus, tiny_dataset, target, tmp_path)
+    assert again["networks"][0]["methods"] == cells  # read back, not measured again
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p.name != "results.json")
+
+    page = write_page(again, tmp_path / "docs" / "results.md", "recommender evaluate --quick")
+    text = page.read_text()
+    assert "| top-1 | 1 |" in text and "resnet152: no tuning log" in text
+    for figure in ("speedup_vs_search.png", "share_of_max.png"):
+        assert f"(results/{figure})" in text
+        assert (tmp_path / "docs" / "results" / figure).stat().st_size > 0

@@ -1,0 +1,57 @@
+"""The feature cache: a second ranking of the same kernels applies nothing and ranks the same."""
+
+import numpy as np
+import pytest
+from tiny import two_conv_net
+
+from recommender import cost_models
+from recommender.feature_cache import FeatureCache
+from recommender.ranking import rank_candidates
+from recommender.sources import load_sources
+from recommender.transfer_tune import extract
+
+
+@pytest.fixture(scope="module")
+def rank(conv_log, tiny_model, target):
+    model = cost_models.load(tiny_model, target=target)
+    sources = load_sources({"tinyconv": conv_log[0]}, target, top_n=8)
+
+    def rank(cache: FeatureCache | None):
+        _, kernels = extract(two_conv_net(), target, sources)
+        ranked = rank_candidates(
+            kernels, model, target, family_of={}, target_family="", cache=cache
+        )
+        return kernels, ranked
+
+    return rank
+
+
+def order(ranked) -> list[list[str]]:
+    return [[c.source.label for c in r.candidates] for r in ranked]
+
+
+def test_a_second_ranking_reads_the_cache_and_applies_nothing(rank, tmp_path):
+    _, uncached = rank(None)
+    cache = FeatureCache(tmp_path)
+    rank(cache)
+    kernels, cached = rank(cache)
+    assert not any("applied" in vars(c) for k in kernels for c in k.candidates)
+    assert order(cached) == order(uncached)
+    for a, b in zip(cached, uncached):
+        np.testing.assert_allclose(a.scores, b.scores)
+    # a candidate found in the cache is still applied when it is measured
+    candidate = cached[0].candidates[0]
+    assert candidate.applied.ok and "applied" in vars(candidate)
+
+
+def test_a_corrupt_cache_file_is_recomputed_not_trusted(rank, tmp_path):
+    _, uncached = rank(None)
+    cache = FeatureCache(tmp_path)
+    rank(cache)
+    files = list(tmp_path.glob("*.npz"))
+    assert files
+    for path in files:
+        path.write_bytes(b"not an archive")
+    kernels, ranked = rank(cache)
+    assert order(ranked) == order(uncached)
+    assert all("applied" in vars(c) for k in kernels for c in k.candidates)
