@@ -347,7 +347,7 @@ def cmd_recommend(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from .benchmark import METHODS, QUICK_METHODS, QUICK_NETWORKS, evaluate
+    from .benchmark import METHODS, QUICK_GRID, QUICK_METHODS, QUICK_NETWORKS, evaluate
     from .profiles import PROFILES
     from .results_page import write_page
     from .targets import RemoteDevice
@@ -369,12 +369,17 @@ def cmd_evaluate(args) -> int:
         methods,
         args.out,
         target,
-        grid_points=args.grid,
+        grid_points=args.grid or (QUICK_GRID if args.quick else 8),
+        refine=not args.quick,
         remote=remote,
         progress=not args.json,
     )
-    command = "recommender evaluate " + " ".join(sys.argv[2:]) if args.page else ""
-    page = write_page(results, args.page, command.strip()) if args.page else None
+    command = " ".join(
+        ["recommender evaluate", *networks, "--methods", ",".join(methods)]
+        + (["--quick"] if args.quick else [])
+        + ([f"--profile {args.profile}"] if args.profile != "server" else [])
+    )
+    page = write_page(results, args.page, command) if args.page else None
     if args.json:
         _print_json(results)
         return 0
@@ -595,9 +600,16 @@ def _parser() -> argparse.ArgumentParser:
         "per network (resumable: finished parts are read back)",
     )
     p.add_argument("networks", nargs="*", help="zoo networks (default: all, or 2 with --quick)")
-    p.add_argument("--quick", action="store_true", help="2 networks, 4 methods")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 networks, 3 methods, a 5-point MetaSchedule curve, time to match read off the "
+        "curve (an upper bound) instead of bisected",
+    )
     p.add_argument("--methods", default=None, help="comma-separated subset of the methods")
-    p.add_argument("--grid", type=int, default=8, help="points of MetaSchedule's curve")
+    p.add_argument(
+        "--grid", type=int, default=None, help="points of MetaSchedule's curve (default 8)"
+    )
     p.add_argument(
         "--out", type=Path, default=paths.ROOT / "out" / "evaluate", help="results directory"
     )

@@ -41,6 +41,8 @@ def network_table(row: dict) -> list[str]:
         f"({meta['speedup']:.2f}x, {meta['records']} records in {meta['tuning_s'] / 60:.1f} min "
         f"of tuning, budget {meta['budget']}).",
         "",
+        f"MetaSchedule's time to match: {row.get('time_to_match', 'bisected')}.",
+        "",
         "| method | ms | speedup | share of max | t_max / t | search s | timed | "
         "MetaSchedule at same time | MetaSchedule time to match | / search |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -140,7 +142,8 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         "# Evaluation: transfer-tuning and the recommender against MetaSchedule",
         "",
         f"Made by `{command}` on {results['date']}: {results['machine']['cpu']}, "
-        f"{results['machine']['cores']} cores, TVM {results['tvm']}, target `{results['target']}`.",
+        f"{results['machine']['cores']} cores, TVM {results['tvm']}, target `{results['target']}`; "
+        f"candidates timed on {results['candidates_timed_on']}.",
         "",
         "Protocol: leave-one-model-out. A network's own log is never a source; the recommender's "
         "cost model is retrained without the network's kernels and without rows whose source "

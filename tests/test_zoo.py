@@ -52,8 +52,9 @@ def test_weights_are_seeded():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", PAPER_NETWORKS)
-def test_every_zoo_network_loads_and_yields_tasks(name):
+@pytest.mark.parametrize("name", ["resnet18", "mobilenetv2", "mobilebert"])
+def test_a_cnn_a_depthwise_cnn_and_a_transformer_yield_tasks(name):
+    """One of each kind of network in the zoo (all eleven take about 4 minutes)."""
     tasks = extract_tasks(load_zoo_network(name), host_target())
     assert len(tasks) >= 5
     assert all(t.weight >= 1 and t.kernel_class.key for t in tasks)
