@@ -153,7 +153,7 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         "extraction and log reading are left out for every method. MetaSchedule's figures come "
         "from the network's own log in the corpus, rebuilt at any tuning time from its stamps.",
         "",
-        f"Note: {results['note']}.",
+        f"Note: {results['note']}. PyTorch eager is not measured: torch is not a dependency.",
         "",
         "## Means over networks",
         "",

@@ -9,6 +9,7 @@ from tiny import two_conv_net
 from recommender.benchmark import evaluate
 from recommender.collect import collect
 from recommender.results_page import write_page
+from recommender.targets import host_target
 
 METHODS = ["transfer-paper", "transfer-all", "top-0", "top-1"]
 
@@ -80,3 +81,26 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     for figure in ("speedup_vs_search.png", "share_of_max.png"):
         assert f"(results/{figure})" in text
         assert (tmp_path / "docs" / "results" / figure).stat().st_size > 0
+
+
+def test_the_edge_profile_times_candidates_through_the_tracker_on_one_core(
+    corpus, tiny_dataset, device, tmp_path
+):
+    one_core = host_target(num_cores=1)  # the corpus and the cost model were made with every core
+    results = evaluate(
+        ["twoconv"],
+        ["top-1"],
+        tmp_path,
+        one_core,
+        dataset_dir=tiny_dataset,
+        logs=corpus,
+        load_network=lambda name: two_conv_net(),
+        grid_points=2,
+        refine=False,
+        remote=device,
+        progress=False,
+    )
+    [row] = results["networks"]
+    assert results["candidates_timed_on"] == str(device)
+    assert row["methods"]["top-1"]["candidates_timed"] == 2
+    assert row["time_to_match"] == "grid point (upper bound)"
