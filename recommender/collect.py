@@ -81,6 +81,9 @@ class _StampAndReport(ms.measure_callback.PyMeasureCallback):
         self.log.append_stamps(stamps)
         self.summary.trials_this_run += len(stamps)
         self.bar.update(len(stamps))
+        spent = self.summary.trials_before + self.summary.trials_this_run
+        if spent >= self.summary.budget_trials:
+            return  # TVM terminates the tasks itself; terminating them too fails its check
         if self.stop.is_set():
             self.summary.status = "interrupted"
         elif self.deadline is not None and time.monotonic() > self.deadline:
