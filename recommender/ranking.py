@@ -101,10 +101,15 @@ def _features(
 ) -> np.ndarray:
     """Feature rows of the kernel's candidates that apply, in candidate order."""
     task = kernel.task
+    keys = {
+        id(c): candidate_key(
+            c.source, bool(target_family) and family_of.get(c.source.model) == target_family
+        )
+        for c in kernel.candidates
+    }
 
     def key(c: Candidate) -> str:
-        same = bool(target_family) and family_of.get(c.source.model) == target_family
-        return candidate_key(c.source, same)
+        return keys[id(c)]
 
     cached = cache.load(task, target) if cache else {}
     for c in kernel.candidates:
