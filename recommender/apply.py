@@ -82,6 +82,9 @@ def apply_trace(
     reason = None
     try:
         trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=count_repairs)
+        # Marked as MetaSchedule marks it: its search replays database traces without the
+        # postprocessing and mutates them, and unmarked postproc steps would no longer fit.
+        sch.enter_postproc()
         for postproc in _postprocs(target_mod, target):
             if not postproc.apply(sch):
                 reason = f"postprocessor {type(postproc).__name__} rejected the schedule"

@@ -38,6 +38,22 @@ def test_conv_schedule_on_another_conv_shape_is_correct_and_faster(sources, targ
     assert transferred.run_s < untuned.run_s
 
 
+def test_a_transferred_trace_survives_metaschedules_mutations(sources, target):
+    """MetaSchedule's search (as in ``--then-tune``) mutates database traces and replays them
+    without their postprocessing: every mutant of a transferred record must still apply."""
+    task = only_task(conv_net(channels=16, size=8, out_channels=32), target)
+    applied = apply_trace(sources[0].trace, task.mod, target)
+    context = ms.TuneContext(
+        mod=task.mod, target=target, space_generator="post-order-apply", rand_state=1
+    )
+    mutators = list(context.space_generator.mutator_probs) * 10
+    mutants = [t for t in (m.apply(applied.schedule.trace) for m in mutators) if t is not None]
+    assert len(mutants) > 10
+    for mutant in mutants:
+        replayed = apply_trace(mutant, task.mod, target)
+        assert replayed.ok, replayed.reason
+
+
 def test_conv_schedule_on_a_matmul_is_rejected_with_a_reason(sources, target):
     applied = apply_trace(sources[0].trace, only_task(matmul_net(), target).mod, target)
     assert not applied.ok
