@@ -33,7 +33,7 @@ from tvm.s_tir import meta_schedule as ms
 from . import cost_models, endtoend, paths
 from .baselines import MetaScheduleBuilds
 from .dataset import load_dataset
-from .errors import InputError
+from .errors import InputError, RecommenderError
 from .evaluation import recall_curve
 from .network import Network
 from .recommend import Budget, recommend
@@ -103,11 +103,22 @@ def held_out_model(
     network: str, dataset_dir: Path, out_dir: Path, target: tvm.target.Target
 ) -> cost_models.CostModel:
     """The cost model that never saw ``network``: trained without its kernels and without rows
-    whose source schedule came from it (saved in ``out_dir`` and reused on a rerun)."""
-    if (out_dir / "metadata.json").is_file():
-        return cost_models.load(out_dir, target=target)
+    whose source schedule came from it (saved in ``out_dir`` and reused on a rerun).
+
+    A saved model trained on another state of the dataset is refused: the searches beside it
+    were ranked by it, so mixing them with a new model would mix two experiments.
+    """
     kernels = [k for k in load_dataset(dataset_dir) if k.network != network]
     data = training_set(kernels, exclude_source=network)
+    if (out_dir / "metadata.json").is_file():
+        model = cost_models.load(out_dir, target=target)
+        trained_on = model.metadata.get("training_data", {}).get("hash")
+        if trained_on != data.data_hash():
+            raise RecommenderError(  # not an InputError: ``search`` would skip the method
+                f"{out_dir}: trained on another state of {dataset_dir} (hash {trained_on}, "
+                f"now {data.data_hash()}); evaluate into a new --out, or delete {out_dir.parent}"
+            )
+        return model
     check_trainable(data, f"the transfer-benefit dataset without {network}")
     model = train(data, objective="rank:ndcg")
     cost_models.save(

@@ -6,9 +6,11 @@ what transfers, not only what was best at home). Each candidate is applied, feat
 in ``features``), checked and timed, together with the untuned kernel in the same batch.
 
 Stored per (kernel, source model) as ``<dir>/<network>/<task index>-<source>.npz`` (features,
-times, status, source labels) plus ``<dir>/provenance.json``; a file already on disk is
+times, status, source labels, and the keys of the source records it measured) plus
+``<dir>/provenance.json``. A file on disk whose records are still the source log's ``top_n`` is
 skipped, so an interrupted build resumes where it stopped and a newly logged network only adds
-files. ``load_dataset`` merges a kernel's files.
+files; a file made from an older state of a source log (since resumed) is measured again.
+``load_dataset`` merges a kernel's files.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import datetime
 import json
 import logging
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +58,7 @@ class KernelData:
     run_s: np.ndarray
     status: np.ndarray
     sources: list[str]
+    records: list[str] = field(default_factory=list)  # source trace keys; empty in old files
 
     @property
     def best_s(self) -> float:
@@ -78,6 +81,7 @@ class KernelData:
                     "weight": self.weight,
                     "untuned_s": self.untuned_s,
                     "sources": self.sources,
+                    "records": self.records,
                     "schema": SCHEMA_VERSION,
                 }
             ),
@@ -102,6 +106,7 @@ class KernelData:
             run_s=np.concatenate([p.run_s for p in parts]),
             status=np.concatenate([p.status for p in parts]),
             sources=[s for p in parts for s in p.sources],
+            records=[r for p in parts for r in p.records],
         )
 
     @classmethod
@@ -176,9 +181,11 @@ def build_dataset(
                     if s.model == model != name and s.kernel_class.key == task.kernel_class.key
                 ]
                 path = out / f"{index:03d}-{model}.npz"
-                if path.exists():
+                if path.exists() and _measured_records(path) == sorted(s.trace_key for s in same):
                     written.append(path)
-                elif same:
+                    continue
+                path.unlink(missing_ok=True)  # made from an older state of the source log
+                if same:
                     todo.append((path, task, same))
                     pending += len(same)
         with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
@@ -190,6 +197,14 @@ def build_dataset(
                     written.append(path)
                     bar.update(len(same))
     return written
+
+
+def _measured_records(path: Path) -> list[str] | None:
+    """The source records a kernel file holds, or None if it cannot say (old or corrupt)."""
+    try:
+        return sorted(KernelData.load(path).records) or None
+    except InputError:
+        return None
 
 
 def _batches(todo: list, size: int = 2 * CHUNK):
@@ -237,6 +252,7 @@ def _kernel_data(
         run_s=run_s,
         status=status,
         sources=[c.source.label for c in kernel.candidates],
+        records=[c.source.trace_key for c in kernel.candidates],
     )
 
 

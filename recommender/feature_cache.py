@@ -22,20 +22,13 @@ import numpy as np
 import tvm
 import tvm_ffi
 
+from . import paths
 from .features import FEATURE_NAMES, SCHEMA_VERSION
 from .sources import SourceSchedule
 from .targets import target_key
 from .tasks import Task
 
 logger = logging.getLogger(__name__)
-
-
-def default_root() -> Path:
-    """``$RECOMMENDER_CACHE``, else ``$XDG_CACHE_HOME/tvm-recommender`` (``~/.cache``)."""
-    if os.environ.get("RECOMMENDER_CACHE"):
-        return Path(os.environ["RECOMMENDER_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tvm-recommender"
 
 
 def candidate_key(source: SourceSchedule, same_family: bool) -> str:
@@ -51,7 +44,7 @@ class FeatureCache:
     """Apply outcomes and feature rows of candidates, one ``.npz`` per target kernel."""
 
     def __init__(self, root: Path | None = None):
-        self.root = root or default_root()
+        self.root = root or paths.cache_root()
 
     def _path(self, task: Task, target: tvm.target.Target) -> Path:
         parts = [

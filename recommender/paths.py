@@ -12,3 +12,12 @@ LOGS = DATASETS / "logs"
 TRANSFER = DATASETS / "transfer"  # the transfer-benefit dataset
 MODELS = ROOT / "models"
 DEFAULT_MODEL = MODELS / "default"
+
+
+def cache_root() -> Path:
+    """``$RECOMMENDER_CACHE``, else ``$XDG_CACHE_HOME/tvm-recommender`` (``~/.cache``): what is
+    recomputed when lost (extracted tasks, feature rows)."""
+    if os.environ.get("RECOMMENDER_CACHE"):
+        return Path(os.environ["RECOMMENDER_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tvm-recommender"

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import tvm
+import tvm_ffi
 from tvm import relax
 from tvm.s_tir import meta_schedule as ms
 
+from . import paths
 from .network import Network
 from .tvm_fixes import register_cpu_tensor_intrinsics
 from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 
 logger = logging.getLogger(__name__)
+TASKS_FORMAT = 1  # bump when ``prepare``/``lower`` change what a network's tasks are
 register_cpu_tensor_intrinsics()  # before anything creates a TuneContext: saves about a minute
 
 
@@ -66,21 +73,56 @@ def lower(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
         return relax.get_pipeline("zero")(prepare(mod))
 
 
-def extract_tasks(network: Network, target: tvm.target.Target) -> list[Task]:
-    """The network's tuning tasks in MetaSchedule's order, with structure keys attached."""
-    lowered = lower(network.mod, target)
-    extracted = ms.relax_integration.extract_tasks(lowered, target)
-    tasks = []
-    for task in extracted:
-        workload = task.dispatched[0]
-        tasks.append(
-            Task(
-                name=task.task_name,
-                mod=workload,
-                weight=int(task.weight),
-                kernel_class=kernel_class(workload),
-                descriptor=describe(workload),
-            )
-        )
+def extract_tasks(network: Network, target: tvm.target.Target, *, cache: bool = True) -> list[Task]:
+    """The network's tuning tasks in MetaSchedule's order, with structure keys attached.
+
+    Lowering and extraction cost seconds to tens of seconds per network and every command
+    repeats them, so the tasks are kept under ``paths.cache_root()/tasks``, keyed by the
+    network's structure, the target and TVM's version; an unreadable entry is extracted again.
+    """
+    path = _cache_path(network, target) if cache else None
+    tasks = _load_tasks(path) if path and path.exists() else None
+    if tasks is None:
+        tasks = _extract(network, target)
+        if path:
+            _store_tasks(path, tasks)
     logger.info("%s: %d tasks", network.name, len(tasks))
     return tasks
+
+
+def _extract(network: Network, target: tvm.target.Target) -> list[Task]:
+    lowered = lower(network.mod, target)
+    extracted = ms.relax_integration.extract_tasks(lowered, target)
+    return [_task(task.task_name, task.dispatched[0], int(task.weight)) for task in extracted]
+
+
+def _task(name: str, workload: tvm.IRModule, weight: int) -> Task:
+    return Task(name, workload, weight, kernel_class(workload), describe(workload))
+
+
+def _cache_path(network: Network, target: tvm.target.Target) -> Path:
+    parts = [
+        str(tvm_ffi.structural_hash(network.mod)),
+        str(target),
+        tvm.__version__,
+        str(TASKS_FORMAT),
+    ]
+    digest = hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
+    return paths.cache_root() / "tasks" / f"{digest}.json"
+
+
+def _store_tasks(path: Path, tasks: list[Task]) -> None:
+    entries = [{"name": t.name, "weight": t.weight, "mod": tvm.ir.save_json(t.mod)} for t in tasks]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(entries))
+    tmp.replace(path)
+
+
+def _load_tasks(path: Path) -> list[Task] | None:
+    try:
+        entries = json.loads(path.read_text())
+        return [_task(e["name"], tvm.ir.load_json(e["mod"]), int(e["weight"])) for e in entries]
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as err:
+        logger.warning("%s: unreadable task cache entry, extracting again (%s)", path, err)
+        return None

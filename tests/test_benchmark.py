@@ -6,8 +6,9 @@ import shutil
 import pytest
 from tiny import two_conv_net
 
-from recommender.benchmark import evaluate
+from recommender.benchmark import evaluate, held_out_model
 from recommender.collect import collect
+from recommender.errors import RecommenderError
 from recommender.results_page import write_page
 from recommender.targets import host_target
 
@@ -31,17 +32,21 @@ def corpus(conv_log, target, tmp_path_factory):
     return logs
 
 
-def run(corpus, tiny_dataset, target, out) -> dict:
+def run(
+    corpus, tiny_dataset, target, out, networks=("twoconv", "resnet152"), methods=METHODS, **options
+) -> dict:
+    """``evaluate`` on the tiny corpus, where every network name loads the two-conv network."""
+    options = {"grid_points": 3, **options}
     return evaluate(
-        ["twoconv", "resnet152"],
-        METHODS,
+        list(networks),
+        list(methods),
         out,
         target,
         dataset_dir=tiny_dataset,
         logs=corpus,
         load_network=lambda name: two_conv_net(),
-        grid_points=3,
         progress=False,
+        **options,
     )
 
 
@@ -87,20 +92,32 @@ def test_the_edge_profile_times_candidates_through_the_tracker_on_one_core(
     corpus, tiny_dataset, device, tmp_path
 ):
     one_core = host_target(num_cores=1)  # the corpus and the cost model were made with every core
-    results = evaluate(
+    results = run(
+        corpus,
+        tiny_dataset,
+        one_core,
+        tmp_path,
         ["twoconv"],
         ["top-1"],
-        tmp_path,
-        one_core,
-        dataset_dir=tiny_dataset,
-        logs=corpus,
-        load_network=lambda name: two_conv_net(),
         grid_points=2,
         refine=False,
         remote=device,
-        progress=False,
     )
     [row] = results["networks"]
     assert results["candidates_timed_on"] == str(device)
     assert row["methods"]["top-1"]["candidates_timed"] == 2
     assert row["time_to_match"] == "grid point (upper bound)"
+
+
+def test_a_held_out_model_trained_on_another_state_of_the_dataset_is_refused(
+    tiny_dataset, target, tmp_path
+):
+    model_dir = tmp_path / "evaluate" / "twoconv" / "model"
+    trained = held_out_model("twoconv", tiny_dataset, model_dir, target)
+    again = held_out_model("twoconv", tiny_dataset, model_dir, target)  # read back
+    assert again.metadata["training_data"] == trained.metadata["training_data"]
+    changed = tmp_path / "dataset"
+    shutil.copytree(tiny_dataset, changed)
+    next(changed.glob("*/*.npz")).unlink()
+    with pytest.raises(RecommenderError, match="trained on another state of"):
+        held_out_model("twoconv", changed, model_dir, target)

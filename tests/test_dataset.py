@@ -1,5 +1,6 @@
 """The transfer-benefit dataset: measured pairs, stored per kernel, resumable, schema-checked."""
 
+import dataclasses
 import json
 import shutil
 
@@ -45,6 +46,21 @@ def test_a_rebuild_skips_what_is_on_disk(dataset, conv_log, target):
         progress=False,
     )
     assert again == [path] and path.stat().st_mtime_ns == before
+
+
+def test_a_file_made_from_an_older_state_of_the_source_log_is_measured_again(
+    dataset, conv_log, target, tmp_path
+):
+    directory, [path] = dataset
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    stale = copy / path.relative_to(directory)
+    data = KernelData.load(stale)
+    assert len(set(data.records)) == 3
+    dataclasses.replace(data, records=["a record since outrun by a resumed collection"]).save(stale)
+    network = {"wide": conv_net(channels=16, size=8, out_channels=32)}
+    build_dataset(network, {"tinyconv": conv_log[0]}, copy, target, top_n=3, progress=False)
+    assert KernelData.load(stale).records == data.records
 
 
 def test_another_schema_or_target_is_refused(dataset, tmp_path, target):
