@@ -44,7 +44,7 @@ from .tasks import prepare
 from .training import check_trainable, train, training_set
 from .transfer_tune import transfer_tune, write_database, write_records
 from .tuning_log import TuningLog, cpu_model
-from .zoo import families, load_zoo_network
+from .zoo import families, load_zoo_network, zoo_names
 
 logger = logging.getLogger(__name__)
 
@@ -226,7 +226,9 @@ def compare(
         for m in method_dirs
         if m in builds
     }
-    times = _time_unique({**builds, **probes}, network)
+    eager, eager_missing = _pytorch_eager(network.name, int(target.attrs["num-cores"]))
+    times = _time_unique({**builds, **probes}, network, {"pytorch_eager": eager} if eager else {})
+    eager_s = times.get("pytorch_eager")
     curve = [(s, times[f"ms@{s}"]) for s in grid]
     untuned_s, full_s = times["untuned"], times["metaschedule"]
     max_speedup = untuned_s / full_s
@@ -242,6 +244,7 @@ def compare(
             untuned_s,
             full_s,
             _match(metaschedule, builds[name], times[name], curve, refine),
+            eager_s,
         )
     return {
         "network": network.name,
@@ -253,6 +256,9 @@ def compare(
             "records": len(metaschedule.timed),
             "budget": log.provenance().get("budget", {}),
         },
+        "pytorch_eager": {"ms": round(eager_s * 1e3, 3)}
+        if eager_s
+        else {"not_timed": eager_missing},
         "curve": [[round(s, 1), round(t * 1e3, 3)] for s, t in curve],
         "time_to_match": "bisected between grid points" if refine else "grid point (upper bound)",
         "methods": rows,
@@ -260,13 +266,29 @@ def compare(
     }
 
 
-def _time_unique(builds: dict[str, object], network: Network) -> dict[str, float]:
+def _time_unique(
+    builds: dict[str, object], network: Network, others: dict[str, Callable[[], float]]
+) -> dict[str, float]:
     """``time_interleaved`` over distinct executables (equal-time probes often coincide)."""
     unique: dict[int, str] = {}
     for name, build in builds.items():
         unique.setdefault(id(build), name)
-    times = endtoend.time_interleaved({n: builds[n] for n in unique.values()}, network)
-    return {name: times[unique[id(build)]] for name, build in builds.items()}
+    distinct = {n: builds[n] for n in unique.values()}
+    times = endtoend.time_interleaved(distinct, network, others=others)
+    return {name: times[unique[id(build)]] for name, build in builds.items()} | {
+        name: times[name] for name in others
+    }
+
+
+def _pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
+    """A timing round of the zoo network in PyTorch eager, or why there is none."""
+    if name not in zoo_names():
+        return None, "not a zoo network"
+    try:
+        from . import torch_zoo
+    except ImportError as err:
+        return None, f"{err.name} is not installed (the zoo extra: see README)"
+    return torch_zoo.eager_timer(name, threads), None
 
 
 def _match(
@@ -296,6 +318,7 @@ def _method_row(
     untuned_s: float,
     full_s: float,
     match_s: float | None,
+    eager_s: float | None,
 ) -> dict:
     speedup, max_speedup = untuned_s / latency_s, untuned_s / full_s
     search_s = search["search_s"]
@@ -312,6 +335,7 @@ def _method_row(
         "metaschedule_same_time_speedup": round(untuned_s / same_time_s, 3),
         "metaschedule_time_to_match_s": match_s,
         "time_to_match_over_search": round(match_s / search_s, 2) if match_s and search_s else None,
+        "speedup_over_pytorch_eager": round(eager_s / latency_s, 3) if eager_s else None,
     }
 
 
@@ -321,7 +345,13 @@ def means(rows: list[dict], methods: list[str]) -> dict[str, dict]:
     for name in methods:
         cells = [r["methods"][name] for r in rows if "speedup" in r["methods"].get(name, {})]
         entry = {"networks": len(cells)}
-        for key in ("speedup", "share_of_max_speedup", "search_s", "time_to_match_over_search"):
+        for key in (
+            "speedup",
+            "share_of_max_speedup",
+            "search_s",
+            "time_to_match_over_search",
+            "speedup_over_pytorch_eager",
+        ):
             values = [c[key] for c in cells if c.get(key) is not None]
             if values:
                 entry[key] = round(statistics.mean(values), 4)

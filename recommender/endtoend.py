@@ -7,6 +7,7 @@ far weaker than TVM's old TOPI schedules): every speedup against it says so.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -47,26 +48,32 @@ def outputs_match(reference, candidate, network: Network) -> str | None:
 
 
 def time_interleaved(
-    executables: dict[str, object], network: Network, *, repeats: int = TIMING_REPEATS
+    executables: dict[str, object],
+    network: Network,
+    *,
+    repeats: int = TIMING_REPEATS,
+    others: dict[str, Callable[[], float]] | None = None,
 ) -> dict[str, float]:
     """Median end-to-end seconds of each build, measured in alternating rounds.
 
     The machine is shared and noisy: rounds alternate between builds so drift hits all alike.
     Each round is one ``time_evaluator`` call (1 warm-up, then runs for at least 200 ms).
+    ``others`` are timed in the same rounds: each call is one round, returning seconds per run
+    (PyTorch eager, say).
     """
     inputs = [tvm.runtime.tensor(a) for a in network.random_inputs()]
     dev = tvm.cpu()
-    timers = {}
+    timers: dict[str, Callable[[], float]] = {}
     for name, exe in executables.items():
         vm = _vm(exe)
         vm.set_input("main", *inputs)
-        timers[name] = vm.time_evaluator(
-            "invoke_stateful", dev, number=1, repeat=1, min_repeat_ms=200
-        )
-    samples: dict[str, list[float]] = {name: [] for name in executables}
+        evaluator = vm.time_evaluator("invoke_stateful", dev, number=1, repeat=1, min_repeat_ms=200)
+        timers[name] = lambda evaluator=evaluator: evaluator("main").mean
+    timers |= others or {}
+    samples: dict[str, list[float]] = {name: [] for name in timers}
     for _ in range(repeats):
         for name, timer in timers.items():
-            samples[name].append(timer("main").mean)
+            samples[name].append(timer())
     return {name: statistics.median(values) for name, values in samples.items()}
 
 

@@ -16,8 +16,8 @@ def _fmt(value, spec: str = ".2f", suffix: str = "") -> str:
 def means_table(results: dict) -> list[str]:
     lines = [
         "| method | networks | speedup | share of max speedup | search s | "
-        "MetaSchedule time to match / search |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "MetaSchedule time to match / search | speedup over PyTorch eager |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for method in results["methods"]:
         m = results["means"].get(method["name"], {})
@@ -27,7 +27,8 @@ def means_table(results: dict) -> list[str]:
             f"{_fmt(None if share is None else 100 * share, '.1f', '%')} | "
             f"{_fmt(m.get('search_s'), '.0f')} | "
             f"{_fmt(m.get('time_to_match_over_search'), '.1f', 'x')} "
-            f"(median {_fmt(m.get('time_to_match_over_search_median'), '.1f', 'x')}) |"
+            f"(median {_fmt(m.get('time_to_match_over_search_median'), '.1f', 'x')}) | "
+            f"{_fmt(m.get('speedup_over_pytorch_eager'), '.2f', 'x')} |"
         )
     return lines
 
@@ -39,13 +40,13 @@ def network_table(row: dict) -> list[str]:
         "",
         f"Untuned {row['untuned_ms']:.2f} ms; full MetaSchedule {meta['ms']:.2f} ms "
         f"({meta['speedup']:.2f}x, {meta['records']} records in {meta['tuning_s'] / 60:.1f} min "
-        f"of tuning, budget {meta['budget']}).",
+        f"of tuning, budget {meta['budget']}); {_eager(row)}.",
         "",
         f"MetaSchedule's time to match: {row.get('time_to_match', 'bisected')}.",
         "",
         "| method | ms | speedup | share of max | t_max / t | search s | timed | "
-        "MetaSchedule at same time | MetaSchedule time to match | / search |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "MetaSchedule at same time | MetaSchedule time to match | / search | vs eager |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, cell in row["methods"].items():
         if "wrong" in cell:
@@ -60,11 +61,19 @@ def network_table(row: dict) -> list[str]:
             f"{_fmt(cell['candidates_timed'], 'd')} | "
             f"{cell['metaschedule_same_time_speedup']:.2f}x | "
             f"{'not matched' if match is None else f'{match:.0f} s'} | "
-            f"{_fmt(cell['time_to_match_over_search'], '.1f', 'x')} |"
+            f"{_fmt(cell['time_to_match_over_search'], '.1f', 'x')} | "
+            f"{_fmt(cell.get('speedup_over_pytorch_eager'), '.2f', 'x')} |"
         )
     for name, why in row.get("skipped", {}).items():
         lines.append(f"| {name} | skipped: {why} |")
     return lines + [""]
+
+
+def _eager(row: dict) -> str:
+    eager = row.get("pytorch_eager", {"not_timed": "not measured in this run"})
+    if "ms" in eager:
+        return f"PyTorch eager {eager['ms']:.2f} ms"
+    return f"PyTorch eager not timed ({eager['not_timed']})"
 
 
 def plot_speedup_vs_search(results: dict, path: Path) -> None:
@@ -92,6 +101,9 @@ def plot_speedup_vs_search(results: dict, path: Path) -> None:
             color="gray",
             label="MetaSchedule",
         )
+        eager_ms = row.get("pytorch_eager", {}).get("ms")
+        if eager_ms:
+            ax.axhline(untuned / eager_ms, color="black", linestyle=":", label="PyTorch eager")
         for name, cell in row["methods"].items():
             if "speedup" in cell:
                 ax.scatter(max(cell["search_s"], 1.0), cell["speedup"], label=name, zorder=3)

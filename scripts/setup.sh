@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Create .venv (once) and install the package with its test tools. Idempotent and quiet.
+# Create .venv (once) and install the package; `setup.sh test` adds the test tools and the zoo
+# extra (PyTorch eager is a tested baseline). Idempotent and quiet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
   python3.11 -m venv .venv 2>/dev/null || python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "is ignored" || true
-.venv/bin/python -m pip install --quiet -e ".[dev]" 2>&1 | grep -v "is ignored" || true
+pip() { .venv/bin/python -m pip install --quiet "$@" 2>&1 | grep -v "is ignored" || true; }
+pip --upgrade pip
+if [ "${1:-}" = "test" ]; then
+  pip -e ".[dev,zoo]"
+  # torchvision's wheel pins a CUDA torch build; its model code runs on the CPU torch above
+  pip --no-deps torchvision==0.28.0
+  .venv/bin/python -c "import torch, torchvision, transformers"
+else
+  pip -e "."
+fi
 .venv/bin/python -c "import recommender, tvm, xgboost" # fail here, not in the job, if pip did

@@ -2,5 +2,5 @@
 # Set up, then run the whole test suite (real TVM builds and timings on tiny workloads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh test
 exec .venv/bin/python -m pytest -q "$@"
