@@ -184,10 +184,11 @@ def build_dataset(
                 if path.exists() and _measured_records(path) == sorted(s.trace_key for s in same):
                     written.append(path)
                     continue
-                path.unlink(missing_ok=True)  # made from an older state of the source log
-                if same:
+                if same:  # a stale file stays until its replacement is saved over it
                     todo.append((path, task, same))
                     pending += len(same)
+                else:  # the source log no longer has records of this class
+                    path.unlink(missing_ok=True)
         with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
             for batch in _batches(todo):
                 kernels = [apply_candidates([task], same, target)[0] for _, task, same in batch]
