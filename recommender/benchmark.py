@@ -120,7 +120,7 @@ def held_out_model(
             )
         return model
     check_trainable(data, f"the transfer-benefit dataset without {network}")
-    model = train(data, objective="rank:ndcg")
+    model = train(data)
     cost_models.save(
         model,
         out_dir,
@@ -133,7 +133,7 @@ def held_out_model(
             "candidates": len(data.y),
             "hash": data.data_hash(),
         },
-        evaluation=recall_curve(kernels, objective="rank:ndcg"),
+        evaluation=recall_curve(kernels),
     )
     return cost_models.load(out_dir, target=target)
 

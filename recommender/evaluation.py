@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.metrics import ndcg_score
 
-from .cost_models import FailureClassifier
+from .cost_models import OBJECTIVE, FailureClassifier
 from .dataset import KernelData
 from .errors import InputError
 from .training import TrainingSet, check_trainable, fit_ranker, training_set
@@ -180,7 +180,7 @@ def plot_score_vs_k(results: list[HeldOut], path) -> None:
     plt.close(fig)
 
 
-def recall_curve(kernels: list[KernelData], *, objective: str = "rank:pairwise") -> dict:
+def recall_curve(kernels: list[KernelData], *, objective: str = OBJECTIVE) -> dict:
     """The shipped ranker's leave-one-model-out recall@k, k = 1..10 (empty with one network)."""
     try:
         results = leave_one_model_out(kernels, {"xgb": ("xgb", {"objective": objective})})
