@@ -165,7 +165,9 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         "extraction and log reading are left out for every method. MetaSchedule's figures come "
         "from the network's own log in the corpus, rebuilt at any tuning time from its stamps.",
         "",
-        f"Note: {results['note']}. PyTorch eager is not measured: torch is not a dependency.",
+        f"Note: {results['note']}. PyTorch eager (what users run without a compiler) is the "
+        "zoo's own torchvision/transformers module on the same input, as many threads as the "
+        "target has cores, timed in the same interleaved rounds when torch is installed.",
         "",
         "## Means over networks",
         "",
