@@ -20,7 +20,7 @@ from tqdm import tqdm
 from tvm.s_tir import meta_schedule as ms
 
 from .apply import Applied, apply_trace
-from .measure import Measurement, make_builder, make_runner, measure
+from .measure import Measurement, measure
 from .network import Network
 from .sources import SourceSchedule
 from .targets import RemoteDevice
@@ -157,7 +157,6 @@ def measure_jobs(
 ) -> None:
     """Measure untuned workloads and candidates in chunks of ``CHUNK``, storing the results on
     them; with ``timed=False`` candidates are only checked against their workload."""
-    runner = make_runner(remote) if timed else None
     for _, candidate in jobs:
         if candidate is not None and not candidate.applied.ok:  # a cached outcome gone stale
             candidate.measurement = Measurement(None, "apply", candidate.applied.reason)
@@ -168,14 +167,7 @@ def measure_jobs(
         for kernel, candidate in chunk:
             mod = kernel.task.mod if candidate is None else candidate.applied.schedule.mod
             groups.setdefault(id(kernel), (kernel.task.mod, []))[1].append(mod)
-        results = measure(
-            list(groups.values()),
-            target,
-            remote=remote,
-            builder=make_builder(remote=remote),
-            runner=runner,
-            timed=timed,
-        )
+        results = measure(list(groups.values()), target, remote=remote, timed=timed)
         flat = iter([m for group in results for m in group])
         for (kernel, candidate), result in zip(_group_order(chunk), flat):
             if candidate is None:

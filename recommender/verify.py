@@ -9,13 +9,15 @@ both builds run on the device itself, so cross-compiled kernels are checked wher
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tvm.support.popen_pool import PopenPoolExecutor, StatusKind
+from tvm.support.popen_pool import StatusKind
 
 from .targets import RemoteDevice
+from .workers import worker_pool
 
 VERIFY_TIMEOUT_S = 60.0
 # (rtol, atol relative to the largest reference magnitude) per dtype kind and width
@@ -66,7 +68,7 @@ _REFERENCE_OUTPUTS: dict[tuple, list[np.ndarray]] = {}  # in the worker: the las
 
 
 def _run_and_compare(
-    candidate: str, reference: str, specs: list, seed: int, remote: tuple | None
+    candidate: str, reference: str, specs: list, seed: int, remote: tuple | None, call: str
 ) -> str | None:
     """Worker body: load both builds, run on identical arguments, compare every argument."""
     import tvm
@@ -91,7 +93,7 @@ def _run_and_compare(
         module.main(*args) if hasattr(module, "main") else module(*args)
         return [a.numpy() for a in args]
 
-    key = (reference, seed, remote)
+    key = (call, reference, seed, remote)  # a path may be reused by a later call's build
     if key not in _REFERENCE_OUTPUTS:  # the untuned kernel is slow: run it once per worker
         _REFERENCE_OUTPUTS.clear()
         _REFERENCE_OUTPUTS[key] = outputs(reference)
@@ -114,17 +116,15 @@ def check_builds(
     Runs on this host, or on the ``remote`` device behind an RPC tracker.
     """
     where = None if remote is None else (remote.host, remote.port, remote.key)
-    pool = PopenPoolExecutor(max_workers=1, timeout=VERIFY_TIMEOUT_S)
+    pool = worker_pool("check", 1, VERIFY_TIMEOUT_S)
+    call = uuid.uuid4().hex
+    jobs = [(c, r, s, seed, where, call) for (c, r), s in zip(pairs, specs)]
     checks = []
-    try:
-        jobs = [(c, r, s, seed, where) for (c, r), s in zip(pairs, specs)]
-        for result in pool.map_with_error_catching(lambda job: _run_and_compare(*job), jobs):
-            if result.status == StatusKind.COMPLETE:
-                checks.append(Check(result.value is None, result.value))
-            elif result.status == StatusKind.TIMEOUT:
-                checks.append(Check(False, f"verification timed out after {VERIFY_TIMEOUT_S} s"))
-            else:
-                checks.append(Check(False, f"verification run failed: {result.value}"[:300]))
-    finally:
-        pool.shutdown()
+    for result in pool.map_with_error_catching(lambda job: _run_and_compare(*job), jobs):
+        if result.status == StatusKind.COMPLETE:
+            checks.append(Check(result.value is None, result.value))
+        elif result.status == StatusKind.TIMEOUT:
+            checks.append(Check(False, f"verification timed out after {VERIFY_TIMEOUT_S} s"))
+        else:
+            checks.append(Check(False, f"verification run failed: {result.value}"[:300]))
     return checks

@@ -106,6 +106,15 @@ def test_wrong_or_crashing_candidates_are_recorded_and_the_run_goes_on(target):
     assert good.ok and good.run_s > 0
 
 
+def test_workers_outlive_a_crashed_candidate_and_serve_the_next_batch(target):
+    reference, wrong, _, crash = copy_kernels()
+    [[dead]] = measure([(reference, [crash])], target)
+    assert dead.stage == "verify"
+    [[bad, good]] = measure([(reference, [wrong, reference])], target)
+    assert bad.stage == "verify" and "outputs differ" in bad.error
+    assert good.ok and good.run_s > 0
+
+
 def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     conv_log, target, tmp_path
 ):

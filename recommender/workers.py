@@ -1,0 +1,26 @@
+"""Worker processes kept for the whole run, so a batch of candidates does not pay for their start.
+
+A fresh worker imports TVM (about 5 s here) before its first job. MetaSchedule's builder and
+our checker each started a new pool per batch, which cost about 10 s of every batch the
+recommender timed. Pools here live as long as the process. A worker that times out or dies
+is killed and started again on the next job (``PopenWorker``), and every worker is replaced
+after ``RECYCLE_AFTER`` jobs: MetaSchedule starts a pool per batch because long-lived builder
+workers leak memory.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from tvm.support.popen_pool import PopenPoolExecutor
+
+RECYCLE_AFTER = 256
+
+
+@functools.cache
+def worker_pool(role: str, workers: int | None, timeout_s: float) -> PopenPoolExecutor:
+    """The process-wide pool for ``role`` (e.g. "build", "check")."""
+    del role  # only part of the cache key: one pool per role
+    return PopenPoolExecutor(
+        max_workers=workers, timeout=timeout_s, maximum_process_uses=RECYCLE_AFTER
+    )
