@@ -23,13 +23,22 @@ from recommender.tuning_log import FAILED_RUN_S, TuningLog
 from recommender.zoo import load_zoo_network, zoo_names
 
 
-def end_to_end(log: TuningLog, name: str, target: tvm.target.Target) -> dict:
+def cached_end_to_end(log: TuningLog) -> dict | None:
+    """The latencies measured for the log as it is now, if they were."""
     cache = log.path / "endtoend.json"
-    records = log.record_count()
     if cache.exists():
         cached = json.loads(cache.read_text())
-        if cached.get("records") == records:
+        if cached.get("records") == log.record_count():
             return cached
+    return None
+
+
+def end_to_end(log: TuningLog, name: str, target: tvm.target.Target) -> dict:
+    cached = cached_end_to_end(log)
+    if cached:
+        return cached
+    records = log.record_count()
+    cache = log.path / "endtoend.json"
     network = load_zoo_network(name)
     prepared = prepare(network.mod)
     builds = {
@@ -64,13 +73,15 @@ def main() -> int:
         sessions = provenance["sessions"]
         dates = sorted({s["started"][:10] for s in sessions})
         tuning_s = stamps[-1].elapsed_s if stamps else 0.0
-        times = end_to_end(log, name, target) if args.time else {}
+        times = end_to_end(log, name, target) if args.time else cached_end_to_end(log) or {}
         untuned, tuned = times.get("untuned_ms"), times.get("metaschedule_ms")
         latency = f"{untuned:.2f} / {tuned:.2f}" if untuned and tuned else "not measured"
         per_task = provenance["budget"].get("trials_per_task", 0)
         tasks = provenance["budget"].get("trials_total", 0) // max(per_task, 1)
+        total = provenance["budget"].get("trials_total", 0)
+        records = f"{len(stamps)}" + (f" (of {total}: resumes)" if len(stamps) < total else "")
         rows.append(
-            f"| {name} | {per_task} x {tasks} | {len(stamps)} | {failures} | "
+            f"| {name} | {per_task} x {tasks} | {records} | {failures} | "
             f"{tuning_s / 60:.1f} | {latency} | {', '.join(dates)} | {len(sessions)} |"
         )
     machine = first["machine"] if first else {}
