@@ -21,11 +21,10 @@ from typing import NamedTuple
 
 import tvm
 from tvm.s_tir import meta_schedule as ms
-from tvm.support.popen_pool import StatusKind
 
 from .targets import RemoteDevice
 from .verify import check_builds
-from .workers import worker_pool
+from .workers import run_jobs
 
 EVALUATOR = ms.runner.EvaluatorConfig(
     number=3, repeat=3, min_repeat_ms=50, enable_cpu_cache_flush=False
@@ -82,17 +81,9 @@ def build_all(
 ) -> list[Built]:
     """Build each kernel in the process-wide build workers (one per core): shared libraries for
     this host, object archives for an RPC device."""
-    pool = worker_pool("build", None, BUILD_TIMEOUT_S)
     jobs = [(mod, target, remote is not None) for mod in mods]
-    built = []
-    for outcome in pool.map_with_error_catching(lambda job: _build_in_worker(*job), jobs):
-        if outcome.status == StatusKind.COMPLETE:
-            built.append(Built(outcome.value, None))
-        elif outcome.status == StatusKind.TIMEOUT:
-            built.append(Built(None, f"build timed out after {BUILD_TIMEOUT_S:.0f} s"))
-        else:
-            built.append(Built(None, f"build failed: {outcome.value}"))
-    return built
+    outcomes = run_jobs("build", None, BUILD_TIMEOUT_S, _build_in_worker, jobs, "build")
+    return [Built(path, error) for path, error in outcomes]
 
 
 @functools.cache

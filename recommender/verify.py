@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tvm.support.popen_pool import StatusKind
 
 from .targets import RemoteDevice
-from .workers import worker_pool
+from .workers import run_jobs
 
 VERIFY_TIMEOUT_S = 60.0
 # (rtol, atol relative to the largest reference magnitude) per dtype kind and width
@@ -116,15 +115,10 @@ def check_builds(
     Runs on this host, or on the ``remote`` device behind an RPC tracker.
     """
     where = None if remote is None else (remote.host, remote.port, remote.key)
-    pool = worker_pool("check", 1, VERIFY_TIMEOUT_S)
     call = uuid.uuid4().hex
     jobs = [(c, r, s, seed, where, call) for (c, r), s in zip(pairs, specs)]
-    checks = []
-    for result in pool.map_with_error_catching(lambda job: _run_and_compare(*job), jobs):
-        if result.status == StatusKind.COMPLETE:
-            checks.append(Check(result.value is None, result.value))
-        elif result.status == StatusKind.TIMEOUT:
-            checks.append(Check(False, f"verification timed out after {VERIFY_TIMEOUT_S} s"))
-        else:
-            checks.append(Check(False, f"verification run failed: {result.value}"[:300]))
-    return checks
+    outcomes = run_jobs("check", 1, VERIFY_TIMEOUT_S, _run_and_compare, jobs, "verification run")
+    return [
+        Check(False, error[:300]) if error else Check(problem is None, problem)
+        for problem, error in outcomes
+    ]

@@ -11,8 +11,10 @@ workers leak memory.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
-from tvm.support.popen_pool import PopenPoolExecutor
+from tvm.support.popen_pool import PopenPoolExecutor, StatusKind
 
 RECYCLE_AFTER = 256
 
@@ -24,3 +26,20 @@ def worker_pool(role: str, workers: int | None, timeout_s: float) -> PopenPoolEx
     return PopenPoolExecutor(
         max_workers=workers, timeout=timeout_s, maximum_process_uses=RECYCLE_AFTER
     )
+
+
+def run_jobs(
+    role: str, workers: int | None, timeout_s: float, fn: Callable, jobs: list[tuple], what: str
+) -> list[tuple[Any, str | None]]:
+    """``fn(*job)`` for every job in ``role``'s pool, in order: ``(value, None)``, or
+    ``(None, why)`` when ``what`` (e.g. "build") timed out or raised."""
+    pool = worker_pool(role, workers, timeout_s)
+    outcomes = []
+    for result in pool.map_with_error_catching(lambda job: fn(*job), jobs):
+        if result.status == StatusKind.COMPLETE:
+            outcomes.append((result.value, None))
+        elif result.status == StatusKind.TIMEOUT:
+            outcomes.append((None, f"{what} timed out after {timeout_s:g} s"))
+        else:
+            outcomes.append((None, f"{what} failed: {result.value}"))
+    return outcomes
