@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Generator
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,23 +86,20 @@ def kernel_curve(timed: list[TimedRecord], weights: dict[int, int]) -> list[tupl
     return curve
 
 
-def time_to_match(
-    timed: list[TimedRecord],
-    latency_at: Callable[[float], float],
-    goal_s: float,
-) -> float | None:
-    """The first stamp at which MetaSchedule's build is at least as fast as ``goal_s``.
+def bisect_stops(stops: list[float]) -> Generator[float, bool, float | None]:
+    """The first of ``stops`` at which MetaSchedule's build is at least as fast as a method's.
 
-    Bisection over the batch stamps (best-so-far latency is close to monotone), so about
-    log2(batches) builds are compiled and timed. None if the full log never matches.
+    A generator: it yields each stop to probe and is sent whether MetaSchedule matched there,
+    so the caller can probe several methods' stops together. Bisection (best-so-far latency
+    is close to monotone): about log2(stops) probes. Returns None if the last stop does not
+    match.
     """
-    stops = sorted({t.elapsed_s for t in timed})
-    if not stops or latency_at(stops[-1]) > goal_s:
+    if not stops or not (yield stops[-1]):
         return None
     low, high = 0, len(stops) - 1
     while low < high:
         mid = (low + high) // 2
-        if latency_at(stops[mid]) <= goal_s:
+        if (yield stops[mid]):
             high = mid
         else:
             low = mid + 1
@@ -112,33 +109,44 @@ def time_to_match(
 class MetaScheduleBuilds:
     """Builds of a network with what MetaSchedule's log held after given tuning times.
 
-    Builds are memoised by the last batch stamp they include, so the curve, the equal-time
-    points and every method's time-to-match bisection share them.
+    Builds are memoised by the set of best records they include, so the curve, the equal-time
+    points and every method's time-to-match bisection share them; builds wanted together are
+    compiled side by side (``endtoend.Builds``).
     """
 
-    def __init__(self, network: Network, prepared: tvm.IRModule, target, log: TuningLog):
-        self.network, self.prepared, self.target = network, prepared, target
+    def __init__(
+        self,
+        network: Network,
+        prepared: tvm.IRModule,
+        target,
+        log: TuningLog,
+        builds: endtoend.Builds | None = None,
+    ):
+        self.network = network
+        self.builds = builds or endtoend.Builds(prepared, target)
         self.timed, _ = timed_records(log)
         if not self.timed:
             raise InputError("the tuning log holds no valid record", path=log.path)
         self.stops = sorted({t.elapsed_s for t in self.timed})
-        self._builds: dict[tuple, object] = {}
 
     @property
     def tuning_s(self) -> float:
         return self.stops[-1]
 
-    def at(self, elapsed_s: float):
-        """MetaSchedule's build after ``elapsed_s`` seconds (untuned before its first batch).
+    def want(self, stamps: list[float]) -> None:
+        """Ask for the builds after each of ``stamps`` seconds (made at the next ``at``)."""
+        for elapsed_s in stamps:
+            self.builds.want(self._key(elapsed_s), database_at(self.timed, elapsed_s))
 
-        Stamps whose best records are the same share one build (a network build costs about
-        40 s for ResNet-18, most of it LLVM's code generation when the VM first loads it).
-        """
-        chosen = tuple(sorted(id(item) for item in best_at(self.timed, elapsed_s).values()))
-        if chosen not in self._builds:
-            database = database_at(self.timed, elapsed_s)
-            self._builds[chosen] = endtoend.build(self.prepared, self.target, database)
-        return self._builds[chosen]
+    def at(self, elapsed_s: float):
+        """MetaSchedule's build after ``elapsed_s`` seconds (untuned before its first batch),
+        with every other wanted build compiled beside it."""
+        self.want([elapsed_s])
+        return self.builds.get(self._key(elapsed_s))
+
+    def _key(self, elapsed_s: float) -> tuple:
+        chosen = best_at(self.timed, elapsed_s).values()
+        return ("metaschedule", tuple(sorted(id(item) for item in chosen)))
 
     def grid(self, points: int) -> list[float]:
         """About ``points`` batch stamps spread geometrically over the log, the last included."""
@@ -146,18 +154,32 @@ class MetaScheduleBuilds:
         wanted = np.geomspace(max(first, 1.0), max(last, 1.0), points)
         return sorted({min(self.stops, key=lambda s: abs(s - w)) for w in wanted} | {last})
 
-    def time_to_match(self, build, after_s: float = 0.0, before_s: float | None = None):
-        """MetaSchedule's first stamp in (``after_s``, ``before_s``] whose build runs at least
-        as fast as ``build``; each probe times the pair interleaved. None if none does."""
-        before_s = self.tuning_s if before_s is None else before_s
-        inside = [t for t in self.timed if after_s < t.elapsed_s <= before_s]
-
-        def ratio(elapsed_s: float) -> float:
-            pair = {"metaschedule": self.at(elapsed_s), "method": build}
-            times = endtoend.time_interleaved(pair, self.network)
-            return times["metaschedule"] / times["method"]
-
-        return time_to_match(inside, ratio, 1.0)
+    def times_to_match(
+        self, methods: dict[str, tuple[object, float, float | None]]
+    ) -> dict[str, float | None]:
+        """Per method (name: (build, after_s, before_s)), MetaSchedule's first stamp in
+        (``after_s``, ``before_s``] whose build runs at least as fast as the method's; None if
+        none does. The bisections advance together: each round's probes are built side by
+        side, then each is timed interleaved with its method."""
+        searches, found = {}, {}
+        for name, (_, after_s, before_s) in methods.items():
+            before_s = self.tuning_s if before_s is None else before_s
+            searches[name] = bisect_stops([s for s in self.stops if after_s < s <= before_s])
+        answers: dict[str, bool | None] = dict.fromkeys(searches)  # None starts a search
+        while answers:
+            probes = {}
+            for name, answer in answers.items():
+                try:
+                    probes[name] = searches[name].send(answer)
+                except StopIteration as done:
+                    found[name] = done.value
+            self.want(list(probes.values()))
+            answers = {}
+            for name, stamp in probes.items():
+                pair = {"metaschedule": self.at(stamp), "method": methods[name][0]}
+                times = endtoend.time_interleaved(pair, self.network)
+                answers[name] = times["metaschedule"] <= times["method"]
+        return found
 
 
 def full_database(log: TuningLog, target: tvm.target.Target) -> ms.database.Database:

@@ -12,6 +12,10 @@ For a network N with a log in the corpus:
    then bisected between the grid points that bracket it (each probe timed against the method,
    interleaved). Written to ``OUT/N/compare.json``.
 
+The methods without a cost model run on every network before the others: the exhaustive
+transfer from every other network times exactly the rank-0 pairs of the transfer-benefit
+dataset, so its measurements are added to the dataset the held-out models then train on.
+
 Search time counts choosing only (ranking, applying, building, checking, timing candidates);
 task extraction and reading logs are common to every method, MetaSchedule included, and are
 left out. Pre-tuning the source networks is amortised, as in the paper.
@@ -28,11 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tvm
-from tvm.s_tir import meta_schedule as ms
 
 from . import cost_models, endtoend, paths
 from .baselines import MetaScheduleBuilds
-from .dataset import load_dataset
+from .dataset import add_transfer_run, load_dataset
 from .errors import InputError, RecommenderError
 from .evaluation import recall_curve
 from .network import Network
@@ -148,9 +151,14 @@ def search(
     logs: Path = paths.LOGS,
     remote: RemoteDevice | None = None,
     progress: bool = True,
+    keep_in: Path | None = None,
 ) -> dict:
     """Run ``method`` on ``network`` (or read its earlier run); returns its search report, or
-    ``{"skipped": why}`` (not kept: a rerun tries again, e.g. once a source log exists)."""
+    ``{"skipped": why}`` (not kept: a rerun tries again, e.g. once a source log exists).
+
+    The exhaustive run over every other network measures the rank-0 pairs of the
+    transfer-benefit dataset; with ``keep_in`` (a dataset dir) they are added to it.
+    """
     report_path = out_dir / "search.json"
     done = _read_json(report_path)
     if done is not None:
@@ -164,6 +172,8 @@ def search(
     if method.budget is None:
         run = transfer_tune(network, target, sources, remote=remote, progress=progress)
         write_database(run, out_dir)
+        if keep_in is not None and method.sources == "all":
+            _keep_measurements(run, keep_in, families({network.name: network}))
         report = summary(run, {})
         timed = sum(c.run_s is not None for k in run.kernels for c in k.candidates)
         report["candidates_timed"] = timed
@@ -189,6 +199,15 @@ def search(
     return report
 
 
+def _keep_measurements(run, dataset_dir: Path, family_of: dict[str, str]) -> None:
+    try:
+        added = add_transfer_run(run, dataset_dir, family_of)
+    except InputError as err:  # e.g. the edge profile's target: its timings are not the data's
+        logger.info("%s: measurements not added to the dataset (%s)", run.network, err)
+        return
+    logger.info("%s: measurements added to %d dataset files", run.network, len(added))
+
+
 def compare(
     network: Network,
     target: tvm.target.Target,
@@ -206,20 +225,25 @@ def compare(
     """
     log = TuningLog.open(log_path, target=target, any_cores=True)
     prepared = prepare(network.mod)
-    metaschedule = MetaScheduleBuilds(network, prepared, target, log)
-    untuned = endtoend.build(prepared, target)
+    every = endtoend.Builds(prepared, target)
+    metaschedule = MetaScheduleBuilds(network, prepared, target, log, every)
     searches = {m: json.loads((d / "search.json").read_text()) for m, d in method_dirs.items()}
+    grid = metaschedule.grid(grid_points)
+    every.want("untuned")
+    for name, directory in method_dirs.items():
+        every.want(name, directory)
+    metaschedule.want([metaschedule.tuning_s, *grid, *(r["search_s"] for r in searches.values())])
+    every.build_wanted()  # all of them side by side, before anything is timed
+    untuned = every.get("untuned")
     builds = {"untuned": untuned, "metaschedule": metaschedule.at(metaschedule.tuning_s)}
     wrong = {}
-    for name, directory in method_dirs.items():
-        database = ms.database.JSONDatabase(work_dir=str(directory))
-        build = endtoend.build(prepared, target, database)
+    for name in method_dirs:
+        build = every.get(name)
         problem = endtoend.outputs_match(untuned, build, network)
         if problem:  # never report a wrong build's speed
             wrong[name] = problem
             continue
         builds[name] = build
-    grid = metaschedule.grid(grid_points)
     probes = {f"ms@{s}": metaschedule.at(s) for s in grid}
     probes |= {
         f"ms_same_time:{m}": metaschedule.at(searches[m]["search_s"])
@@ -232,20 +256,22 @@ def compare(
     curve = [(s, times[f"ms@{s}"]) for s in grid]
     untuned_s, full_s = times["untuned"], times["metaschedule"]
     max_speedup = untuned_s / full_s
-    rows = {}
-    for name in method_dirs:
-        if name in wrong:
-            rows[name] = {"wrong": wrong[name]}
-            continue
-        rows[name] = _method_row(
+    timed = {m: (builds[m], times[m]) for m in method_dirs if m not in wrong}
+    matches = _times_to_match(metaschedule, timed, curve, refine)
+    rows = {
+        name: {"wrong": wrong[name]}
+        if name in wrong
+        else _method_row(
             searches[name],
             times[name],
             times[f"ms_same_time:{name}"],
             untuned_s,
             full_s,
-            _match(metaschedule, builds[name], times[name], curve, refine),
+            matches[name],
             eager_s,
         )
+        for name in method_dirs
+    }
     return {
         "network": network.name,
         "untuned_ms": round(untuned_s * 1e3, 3),
@@ -291,24 +317,30 @@ def _pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None,
     return torch_zoo.eager_timer(name, threads), None
 
 
-def _match(
+def _times_to_match(
     metaschedule: MetaScheduleBuilds,
-    build,
-    latency_s: float,
+    methods: dict[str, tuple[object, float]],
     curve: list[tuple[float, float]],
     refine: bool,
-) -> float | None:
-    """MetaSchedule's time to match: the curve brackets it; with ``refine`` a bisection between
-    the two grid points narrows it (the upper point stands when noise hides the crossing).
-    Without, the upper grid point is the answer: an upper bound."""
-    previous = 0.0
-    for stop, seconds in curve:
-        if seconds <= latency_s:
-            if not refine:
-                return stop
-            return metaschedule.time_to_match(build, after_s=previous, before_s=stop) or stop
-        previous = stop
-    return None
+) -> dict[str, float | None]:
+    """MetaSchedule's time to match each method (name: (build, latency)): the curve brackets
+    it; with ``refine`` a bisection between the two grid points narrows it (the upper point
+    stands when noise hides the crossing). Without, the upper grid point is the answer: an
+    upper bound. None where even the full log is slower."""
+    brackets, found = {}, {}
+    for name, (build, latency_s) in methods.items():
+        previous = 0.0
+        found[name] = None
+        for stop, seconds in curve:
+            if seconds <= latency_s:
+                found[name] = stop
+                brackets[name] = (build, previous, stop)
+                break
+            previous = stop
+    if refine and brackets:
+        refined = metaschedule.times_to_match(brackets)
+        found |= {name: refined[name] or found[name] for name in brackets}
+    return found
 
 
 def _method_row(
@@ -375,20 +407,27 @@ def evaluate(
     progress: bool = True,
 ) -> dict:
     """Search with every method and compare, network by network; ``OUT/results.json`` holds
-    every number. Finished searches and comparisons are read back, so a rerun continues."""
-    rows, not_evaluated = [], {}
-    for name in networks:
-        if name not in logged_models(logs):
-            not_evaluated[name] = f"no tuning log (run `recommender collect {name}`)"
-            continue
-        network = load_network(name)
+    every number. Finished searches and comparisons are read back, so a rerun continues.
+
+    The methods without a cost model run first on every network: the exhaustive run over every
+    other network adds its measurements to ``dataset_dir``, and the held-out models are then
+    trained on the whole of it (a model saved earlier on less data is refused, see
+    ``held_out_model``).
+    """
+    logged = [n for n in networks if n in logged_models(logs)]
+    not_evaluated = {
+        n: f"no tuning log (run `recommender collect {n}`)" for n in networks if n not in logged
+    }
+    exhaustive = [m for m in methods if METHODS[m].budget is None]
+
+    def search_all(name: str, network: Network, chosen: list[str]) -> dict[str, dict]:
         net_dir = out / name
 
-        def model_for(held_out: str, model_dir: Path = net_dir / "model"):
-            return held_out_model(held_out, dataset_dir, model_dir, target)
+        def model_for(held_out: str) -> cost_models.CostModel:
+            return held_out_model(held_out, dataset_dir, net_dir / "model", target)
 
         reports = {}
-        for method in methods:
+        for method in chosen:
             logger.info("%s: %s", name, method)
             reports[method] = search(
                 network,
@@ -399,7 +438,18 @@ def evaluate(
                 logs=logs,
                 remote=remote,
                 progress=progress,
+                keep_in=dataset_dir,
             )
+        return reports
+
+    for name in logged:
+        if any(not (out / name / m / "search.json").exists() for m in exhaustive):
+            search_all(name, load_network(name), exhaustive)
+    rows = []
+    for name in logged:
+        network = load_network(name)
+        reports = search_all(name, network, methods)
+        net_dir = out / name
         done = {m: net_dir / m for m, r in reports.items() if "skipped" not in r}
         row = _read_json(net_dir / "compare.json")
         if row is None or sorted(row["methods"]) != sorted(done):

@@ -370,6 +370,7 @@ def cmd_evaluate(args) -> int:
         methods,
         args.out,
         target,
+        dataset_dir=args.dataset,
         grid_points=args.grid or (QUICK_GRID if args.quick else 8),
         refine=not args.quick,
         remote=remote,
@@ -615,6 +616,7 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=paths.ROOT / "out" / "evaluate", help="results directory"
     )
     p.add_argument("--page", type=Path, default=None, help="write the results page (Markdown)")
+    dataset_option(p)  # held-out models train on it; exhaustive runs add their measurements
     profile_option(p)
     target_options(p)
     rpc_option(p)

@@ -7,14 +7,19 @@ in ``features``), checked and timed, together with the untuned kernel in the sam
 
 Stored per (kernel, source model) as ``<dir>/<network>/<task index>-<source>.npz`` (features,
 times, status, source labels, and the keys of the source records it measured) plus
-``<dir>/provenance.json``. A file on disk whose records are still the source log's ``top_n`` is
-skipped, so an interrupted build resumes where it stopped and a newly logged network only adds
-files; a file made from an older state of a source log (since resumed) is measured again.
+``<dir>/provenance.json``. A build measures only the records a file lacks and drops the rows of
+records no longer among the source log's ``top_n`` (a resumed collection outran them), so an
+interrupted build resumes where it stopped and a newly logged network only adds files.
 ``load_dataset`` merges a kernel's files.
+
+The paper's exhaustive transfer with every other network as source measures exactly the rank-0
+pairs of one target network; ``add_transfer_run`` keeps such a run's measurements as rows, so the
+evaluation and the dataset do not time the same pairs twice.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import logging
@@ -32,7 +37,7 @@ from .network import Network
 from .sources import load_sources
 from .targets import RemoteDevice, target_key
 from .tasks import extract_tasks
-from .transfer_tune import CHUNK, KernelResult, apply_candidates, measure_kernels
+from .transfer_tune import CHUNK, KernelResult, TransferRun, apply_candidates, measure_kernels
 from .tuning_log import cpu_model
 from .zoo import families
 
@@ -88,10 +93,23 @@ class KernelData:
         )
         tmp.replace(path)
 
+    def rows(self, keep: np.ndarray) -> KernelData:
+        """The candidates where ``keep`` (a boolean mask over rows) holds."""
+        picked = np.flatnonzero(keep)
+        return dataclasses.replace(
+            self,
+            features=self.features[picked],
+            run_s=self.run_s[picked],
+            status=self.status[picked],
+            sources=[self.sources[i] for i in picked],
+            records=[self.records[i] for i in picked] if self.records else [],
+        )
+
     @classmethod
     def merge(cls, parts: list[KernelData]) -> KernelData:
-        """One kernel's candidates from several source models; untuned = median of its
-        measurements (each part timed it with its own candidates)."""
+        """One kernel's candidates from several parts (source models, or one source model's
+        records measured at different times); untuned = median of its measurements (each part
+        timed it with its own candidates)."""
         if len(parts) == 1:
             return parts[0]
         untuned = [p.untuned_s for p in parts if np.isfinite(p.untuned_s)]
@@ -126,7 +144,11 @@ class KernelData:
         return cls(**meta, **arrays)
 
 
-def _provenance(directory: Path, target: tvm.target.Target, top_n: int) -> None:
+DEFAULT_TOP_N = 3
+
+
+def _provenance(directory: Path, target: tvm.target.Target, top_n: int | None) -> None:
+    """Check the dataset's provenance against this build (``top_n`` None: any), or start it."""
     path = directory / "provenance.json"
     expected = {
         "schema": SCHEMA_VERSION,
@@ -138,10 +160,12 @@ def _provenance(directory: Path, target: tvm.target.Target, top_n: int) -> None:
     if path.exists():
         found = json.loads(path.read_text())
         for key, value in expected.items():
-            if found.get(key) != value:
+            if value is not None and found.get(key) != value:
                 raise InputError(f"built with {key}={found.get(key)}, expected {value}", path=path)
         return
+    directory.mkdir(parents=True, exist_ok=True)
     expected.update(
+        top_n=top_n or DEFAULT_TOP_N,
         target=json.loads(str(target)),
         machine={"cpu": cpu_model(), "arch": platform.machine()},
         started=datetime.date.today().isoformat(),
@@ -155,16 +179,15 @@ def build_dataset(
     directory: Path,
     target: tvm.target.Target,
     *,
-    top_n: int = 3,
+    top_n: int = DEFAULT_TOP_N,
     remote: RemoteDevice | None = None,
     progress: bool = True,
 ) -> list[Path]:
     """Measure every same-class pair for every network (leave-one-model-out sources).
 
     One file per (target kernel, source model), so a log added to the corpus later only adds
-    files. Returns the files written or already present.
+    files, and a file only gets the records it lacks. Returns the files written or present.
     """
-    directory.mkdir(parents=True, exist_ok=True)
     _provenance(directory, target, top_n)
     sources = load_sources(logs, target, top_n=top_n)
     family_of = families(networks)
@@ -181,31 +204,74 @@ def build_dataset(
                     if s.model == model != name and s.kernel_class.key == task.kernel_class.key
                 ]
                 path = out / f"{index:03d}-{model}.npz"
-                if path.exists() and _measured_records(path) == sorted(s.trace_key for s in same):
-                    written.append(path)
-                    continue
-                if same:  # a stale file stays until its replacement is saved over it
-                    todo.append((path, task, same))
-                    pending += len(same)
-                else:  # the source log no longer has records of this class
+                if not same:  # the source log no longer has records of this class
                     path.unlink(missing_ok=True)
+                    continue
+                held, stale = _held_rows(path, {s.trace_key for s in same})
+                missing = [s for s in same if not held or s.trace_key not in held.records]
+                if missing:
+                    todo.append((path, task, missing, held))
+                    pending += len(missing)
+                    continue
+                if stale:
+                    held.save(path)
+                written.append(path)
         with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
             for batch in _batches(todo):
-                kernels = [apply_candidates([task], same, target)[0] for _, task, same in batch]
+                kernels = [apply_candidates([t], missing, target)[0] for _, t, missing, _ in batch]
                 measure_kernels(kernels, target, remote=remote)
-                for (path, _, same), kernel in zip(batch, kernels):
-                    _kernel_data(name, kernel, family_of, target).save(path)
+                for (path, _, missing, held), kernel in zip(batch, kernels):
+                    _with_rows(held, _kernel_data(name, kernel, family_of, target)).save(path)
                     written.append(path)
-                    bar.update(len(same))
+                    bar.update(len(missing))
     return written
 
 
-def _measured_records(path: Path) -> list[str] | None:
-    """The source records a kernel file holds, or None if it cannot say (old or corrupt)."""
+def add_transfer_run(run: TransferRun, directory: Path, family_of: dict[str, str]) -> list[Path]:
+    """Keep the measurements of an exhaustive transfer run on ``run.network`` as dataset rows
+    (records already in the dataset keep their rows). Returns the files it added rows to.
+
+    Raises InputError if the dataset was built for another target, schema or TVM version.
+    """
+    _provenance(directory, run.target, None)
+    out = directory / run.network
+    out.mkdir(exist_ok=True)
+    written = []
+    for index, kernel in enumerate(run.kernels):
+        by_model: dict[str, list] = {}
+        for candidate in kernel.candidates:
+            by_model.setdefault(candidate.source.model, []).append(candidate)
+        for model, candidates in sorted(by_model.items()):
+            path = out / f"{index:03d}-{model}.npz"
+            held, _ = _held_rows(path, None)
+            known = set(held.records) if held else set()
+            new = [c for c in candidates if c.source.trace_key not in known]
+            if not new:
+                continue
+            part = dataclasses.replace(kernel, candidates=new)
+            _with_rows(held, _kernel_data(run.network, part, family_of, run.target)).save(path)
+            written.append(path)
+    return written
+
+
+def _held_rows(path: Path, wanted: set[str] | None) -> tuple[KernelData | None, bool]:
+    """The rows of the kernel file at ``path`` whose source record is in ``wanted`` (None: all),
+    and whether any were dropped. None when there is no usable file: absent, unreadable, of
+    another schema, or too old to name its records; it is then measured afresh."""
     try:
-        return sorted(KernelData.load(path).records) or None
+        held = KernelData.load(path)
     except InputError:
-        return None
+        return None, False
+    if not held.records:
+        return None, False
+    if wanted is None:
+        return held, False
+    keep = np.array([r in wanted for r in held.records], dtype=bool)
+    return held.rows(keep), not keep.all()
+
+
+def _with_rows(held: KernelData | None, new: KernelData) -> KernelData:
+    return KernelData.merge([held, new]) if held and len(held.run_s) else new
 
 
 def _batches(todo: list, size: int = 2 * CHUNK):

@@ -6,8 +6,10 @@ far weaker than TVM's old TOPI schedules): every speedup against it says so.
 
 from __future__ import annotations
 
+import json
 import statistics
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Hashable
 from pathlib import Path
 
 import numpy as np
@@ -15,16 +17,106 @@ import tvm
 from tvm import relax
 from tvm.s_tir import meta_schedule as ms
 
+from .errors import RecommenderError
 from .network import Network
 from .verify import compare
+from .workers import run_jobs
 
 TIMING_REPEATS = 5
+BUILD_TIMEOUT_S = 3600.0
 
 
 def build(prepared: tvm.IRModule, target: tvm.target.Target, database=None):
     """Compile a network (``tasks.prepare``d); tasks without a record stay unscheduled."""
     database = database if database is not None else ms.database.MemoryDatabase()
     return ms.relax_integration.compile_relax(database, prepared, target, params=None)
+
+
+class Builds:
+    """Builds of one prepared network with several databases, memoised by key and compiled in
+    worker processes, one per core.
+
+    ``compile_relax`` and the code generation of the first VM are single-threaded (about 40 s
+    for ResNet-18, see docs/tvm.md), so builds wanted together (``want``, then ``build_wanted``)
+    run side by side. Each worker reads the network (saved once as Relax JSON) on its first
+    build and returns a shared library, which loads here without code generation.
+    """
+
+    def __init__(self, prepared: tvm.IRModule, target: tvm.target.Target):
+        self.prepared, self.target = prepared, target
+        self._done: dict[Hashable, tvm.runtime.Module] = {}
+        self._wanted: dict[Hashable, ms.database.Database | Path | None] = {}
+        self._tmp: tempfile.TemporaryDirectory | None = None
+        self._count = 0
+
+    def want(self, key: Hashable, database: ms.database.Database | Path | None = None) -> None:
+        """Ask for the build with ``database`` (a database, a JSON work dir, or None: untuned)."""
+        if key not in self._done:
+            self._wanted.setdefault(key, database)
+
+    def get(self, key: Hashable, database: ms.database.Database | Path | None = None):
+        self.want(key, database)
+        self.build_wanted()
+        return self._done[key]
+
+    def build_wanted(self) -> None:
+        if not self._wanted:
+            return
+        work = self._work_dir()
+        jobs = []
+        for database in self._wanted.values():
+            self._count += 1
+            jobs.append(
+                (
+                    str(work / "network.json"),
+                    json.loads(str(self.target)),
+                    _database_dir(database, work / f"db{self._count}"),
+                    str(work / f"build{self._count}.so"),
+                )
+            )
+        outcomes = run_jobs("network-build", None, BUILD_TIMEOUT_S, _build_library, jobs, "build")
+        for key, (path, error) in zip(list(self._wanted), outcomes):
+            if error:
+                raise RecommenderError(f"network build {key!r}: {error}")
+            self._done[key] = tvm.runtime.load_module(path)
+        self._wanted.clear()
+
+    def _work_dir(self) -> Path:
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="recommender-builds-")
+            path = Path(self._tmp.name)
+            (path / "network.json").write_text(tvm.ir.save_json(self.prepared))
+        return Path(self._tmp.name)
+
+
+def _database_dir(database: ms.database.Database | Path | None, directory: Path) -> str | None:
+    """A JSON work dir holding ``database``'s records (a work dir is used as it is)."""
+    if database is None:
+        return None
+    if isinstance(database, Path):
+        return str(database)
+    directory.mkdir(parents=True)
+    copy = ms.database.JSONDatabase(work_dir=str(directory))
+    for record in database.get_all_tuning_records():
+        workload = copy.commit_workload(record.workload.mod)
+        copy.commit_tuning_record(
+            ms.database.TuningRecord(
+                record.trace, workload, record.run_secs, record.target, record.args_info
+            )
+        )
+    return str(directory)
+
+
+_loaded: dict[str, tvm.IRModule] = {}  # in a build worker: the network it last read
+
+
+def _build_library(network_json: str, target: dict, database_dir: str | None, out: str) -> str:
+    if network_json not in _loaded:
+        _loaded.clear()
+        _loaded[network_json] = tvm.ir.load_json(Path(network_json).read_text())
+    database = ms.database.JSONDatabase(work_dir=database_dir) if database_dir else None
+    build(_loaded[network_json], tvm.target.Target(target), database).export_library(out)
+    return out
 
 
 def _vm(executable) -> relax.VirtualMachine:

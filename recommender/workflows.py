@@ -7,7 +7,6 @@ import logging
 from pathlib import Path
 
 import tvm
-from tvm.s_tir import meta_schedule as ms
 
 from . import cost_models, endtoend, paths
 from .baselines import MetaScheduleBuilds
@@ -79,16 +78,19 @@ def compare_with_metaschedule(
     search_s = transfer_report["search_s"]
     log = TuningLog.open(log_path, target=target)
     prepared = prepare(network.mod)
-    metaschedule = MetaScheduleBuilds(network, prepared, target, log)
-    transfer_db = ms.database.JSONDatabase(work_dir=str(transfer_dir))
+    every = endtoend.Builds(prepared, target)
+    metaschedule = MetaScheduleBuilds(network, prepared, target, log, every)
+    every.want("untuned")
+    every.want("transfer", transfer_dir)
+    metaschedule.want([metaschedule.tuning_s, search_s])
     builds = {
-        "untuned": endtoend.build(prepared, target),
-        "transfer": endtoend.build(prepared, target, transfer_db),
+        "untuned": every.get("untuned"),
+        "transfer": every.get("transfer"),
         "metaschedule": metaschedule.at(metaschedule.tuning_s),
         "metaschedule_same_time": metaschedule.at(search_s),
     }
     times = endtoend.time_interleaved(builds, network)
-    match_s = metaschedule.time_to_match(builds["transfer"])
+    match_s = metaschedule.times_to_match({"transfer": (builds["transfer"], 0.0, None)})["transfer"]
     untuned, transfer, full = times["untuned"], times["transfer"], times["metaschedule"]
     speedup, max_speedup = untuned / transfer, untuned / full
     budget = log.provenance().get("budget", {})

@@ -16,7 +16,6 @@ import sys
 import tvm
 
 from recommender import endtoend, paths
-from recommender.baselines import full_database
 from recommender.targets import host_target
 from recommender.tasks import prepare
 from recommender.tuning_log import FAILED_RUN_S, TuningLog
@@ -41,10 +40,10 @@ def end_to_end(log: TuningLog, name: str, target: tvm.target.Target) -> dict:
     cache = log.path / "endtoend.json"
     network = load_zoo_network(name)
     prepared = prepare(network.mod)
-    builds = {
-        "untuned": endtoend.build(prepared, target),
-        "metaschedule": endtoend.build(prepared, target, full_database(log, target)),
-    }
+    both = endtoend.Builds(prepared, target)  # compiled side by side
+    both.want("untuned")
+    both.want("metaschedule", log.path)
+    builds = {"untuned": both.get("untuned"), "metaschedule": both.get("metaschedule")}
     problem = endtoend.outputs_match(builds["untuned"], builds["metaschedule"], network)
     if problem:
         raise SystemExit(f"{name}: the tuned build is wrong: {problem}")

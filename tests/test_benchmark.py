@@ -3,11 +3,13 @@
 import json
 import shutil
 
+import numpy as np
 import pytest
 from tiny import two_conv_net
 
 from recommender.benchmark import evaluate, held_out_model
 from recommender.collect import collect
+from recommender.dataset import load_dataset
 from recommender.errors import RecommenderError
 from recommender.results_page import write_page
 from recommender.targets import host_target
@@ -53,7 +55,10 @@ def run(
 def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     corpus, tiny_dataset, target, tmp_path
 ):
-    results = run(corpus, tiny_dataset, target, tmp_path)
+    dataset = tmp_path / "dataset"
+    shutil.copytree(tiny_dataset, dataset)
+    out = tmp_path / "evaluate"
+    results = run(corpus, dataset, target, out)
     assert results["not_evaluated"] == {
         "resnet152": "no tuning log (run `recommender collect resnet152`)"
     }
@@ -62,8 +67,13 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     cells = row["methods"]
     assert set(cells) == {"transfer-all", "top-0", "top-1"}
     assert cells["top-0"]["candidates_timed"] == 0 and cells["top-1"]["candidates_timed"] == 2
-    exhaustive = json.loads((tmp_path / "twoconv" / "transfer-all" / "search.json").read_text())
+    exhaustive = json.loads((out / "twoconv" / "transfer-all" / "search.json").read_text())
     assert cells["transfer-all"]["candidates_timed"] == exhaustive["candidates"] == 2
+    # what the exhaustive run measured became the dataset's rows for twoconv, not timed twice
+    kept = load_dataset(dataset, networks=["twoconv"])
+    assert sum(len(k.run_s) for k in kept) == 2
+    assert all(s.startswith("tinyconv/") for k in kept for s in k.sources)
+    assert all(np.isfinite(k.run_s).all() and k.untuned_s > 0 for k in kept)
     tuning_s = row["metaschedule"]["tuning_s"]
     for cell in cells.values():
         assert cell["speedup"] > 0 and cell["search_s"] >= 0
@@ -73,11 +83,12 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     times = [t for t, _ in row["curve"]]
     assert times == sorted(times) and times[-1] == tuning_s
     # the held-out model never saw twoconv: it was trained on the other shapes only
-    model = json.loads((tmp_path / "twoconv" / "model" / "metadata.json").read_text())
+    model = json.loads((out / "twoconv" / "model" / "metadata.json").read_text())
     assert "twoconv" not in model["training_data"]["networks"]
 
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.json")}
-    again = run(corpus, tiny_dataset, target, tmp_path)
+    stamps |= {p: p.stat().st_mtime_ns for p in dataset.rglob("*.npz")}
+    again = run(corpus, dataset, target, out)
     assert again["networks"][0]["methods"] == cells  # read back, not measured again
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p.name != "results.json")
 

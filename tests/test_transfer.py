@@ -9,7 +9,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from recommender import endtoend
 from recommender.apply import apply_trace
-from recommender.baselines import database_at, kernel_curve, timed_records
+from recommender.baselines import bisect_stops, database_at, kernel_curve, timed_records
 from recommender.measure import measure
 from recommender.sources import load_sources
 from recommender.tasks import extract_tasks
@@ -137,6 +137,16 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     assert endtoend.outputs_match(endtoend.build(prepared, target), tuned, network) is None
     assert (tmp_path / f"{network.name}.so").stat().st_size > 0
 
+    # builds made side by side in worker processes compute the same, and are kept by key
+    builds = endtoend.Builds(prepared, target)
+    builds.want("untuned")
+    builds.want("tuned", tmp_path)  # a JSON work dir, as the evaluation's methods leave them
+    builds.want("tuned again", database)
+    builds.build_wanted()
+    assert builds.get("tuned") is builds.get("tuned")
+    for name in ("untuned", "tuned", "tuned again"):
+        assert endtoend.outputs_match(tuned, builds.get(name), network) is None
+
 
 def test_best_so_far_reconstruction_is_monotone(conv_log, target):
     work_dir, _ = conv_log
@@ -147,6 +157,25 @@ def test_best_so_far_reconstruction_is_monotone(conv_log, target):
     assert values[-1] == min(t.run_s for t in timed)
     sizes = [len(database_at(timed, t).get_all_tuning_records()) for t, _ in curve]
     assert sizes == sorted(sizes) and sizes[-1] == 1  # one workload: its best record
+
+
+def test_time_to_match_bisects_the_stamps_with_one_probe_per_step():
+    stops = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0]
+    probed = []
+    search = bisect_stops(stops)
+    stamp = next(search)
+    try:
+        while True:
+            probed.append(stamp)
+            stamp = search.send(stamp >= 45.0)  # MetaSchedule matches from 50 s on
+    except StopIteration as done:
+        assert done.value == 50.0
+    assert probed[0] == 80.0 and len(probed) == 1 + 3  # the last stop, then log2(8) steps
+    never = bisect_stops(stops)
+    next(never)
+    with pytest.raises(StopIteration) as done:
+        never.send(False)
+    assert done.value.value is None
 
 
 def test_compare_reports_the_papers_columns(conv_log, target, tmp_path):
