@@ -45,7 +45,7 @@ from .sources import load_sources, log_dir, logged_models, resolve_sources
 from .targets import RemoteDevice
 from .tasks import prepare
 from .training import check_trainable, train, training_set
-from .transfer_tune import transfer_tune, write_database, write_records
+from .transfer_tune import TransferRun, transfer_tune, write_database, write_records
 from .tuning_log import TuningLog, cpu_model
 from .zoo import families, load_zoo_network, zoo_names
 
@@ -199,7 +199,7 @@ def search(
     return report
 
 
-def _keep_measurements(run, dataset_dir: Path, family_of: dict[str, str]) -> None:
+def _keep_measurements(run: TransferRun, dataset_dir: Path, family_of: dict[str, str]) -> None:
     try:
         added = add_transfer_run(run, dataset_dir, family_of)
     except InputError as err:  # e.g. the edge profile's target: its timings are not the data's
