@@ -23,6 +23,7 @@ left out. Pre-tuning the source networks is amortised, as in the paper.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import statistics
@@ -157,17 +158,26 @@ def search(
     ``{"skipped": why}`` (not kept: a rerun tries again, e.g. once a source log exists).
 
     The exhaustive run over every other network measures the rank-0 pairs of the
-    transfer-benefit dataset; with ``keep_in`` (a dataset dir) they are added to it.
+    transfer-benefit dataset; with ``keep_in`` (a dataset dir) they are added to it. An earlier
+    run made from other states of the source logs (a log resumed or added since) is redone.
     """
-    report_path = out_dir / "search.json"
-    done = _read_json(report_path)
-    if done is not None:
-        return done
     try:
         names = resolve_sources(method.sources, network.name, logs)
         source_logs = {n: log_dir(n, logs) for n in names}
     except InputError as err:
         return {"skipped": str(err)}
+    sizes = _log_sizes(source_logs)
+    report_path = out_dir / "search.json"
+    done = _read_json(report_path)
+    if done is not None:
+        if done.get("source_records") == sizes:
+            return done
+        logger.warning(
+            "%s: made from source logs of %s records, now %s; searching again",
+            report_path,
+            done.get("source_records"),
+            sizes,
+        )
     sources = load_sources(source_logs, target, top_n=method.top_n)
     if method.budget is None:
         run = transfer_tune(network, target, sources, remote=remote, progress=progress)
@@ -194,9 +204,23 @@ def search(
         )
         write_records(result.picks, target, out_dir)
         report = recommendation_summary(result, {})
-    report.update(method=method.to_json(), sources=names)
+    report.update(method=method.to_json(), sources=names, source_records=sizes)
     _write_json(report_path, report)
     return report
+
+
+def _log_sizes(source_logs: dict[str, Path]) -> dict[str, int]:
+    """Records per source log: what a cached search is checked against."""
+    sizes = {}
+    for name, path in source_logs.items():
+        log = TuningLog(path)
+        log.unpack()
+        sizes[name] = log.record_count()
+    return sizes
+
+
+def _digest(report: dict) -> str:
+    return hashlib.sha256(json.dumps(report, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _keep_measurements(run: TransferRun, dataset_dir: Path, family_of: dict[str, str]) -> None:
@@ -443,19 +467,20 @@ def evaluate(
         return reports
 
     for name in logged:
-        if any(not (out / name / m / "search.json").exists() for m in exhaustive):
-            search_all(name, load_network(name), exhaustive)
+        search_all(name, load_network(name), exhaustive)  # read back unless missing or stale
     rows = []
     for name in logged:
         network = load_network(name)
         reports = search_all(name, network, methods)
         net_dir = out / name
         done = {m: net_dir / m for m, r in reports.items() if "skipped" not in r}
+        compared = {m: _digest(reports[m]) for m in done}  # a search redone: compare again
         row = _read_json(net_dir / "compare.json")
-        if row is None or sorted(row["methods"]) != sorted(done):
+        if row is None or row.get("compared") != compared:
             row = compare(
                 network, target, done, logs / name, grid_points=grid_points, refine=refine
             )
+            row["compared"] = compared
             _write_json(net_dir / "compare.json", row)
         row["skipped"] = {m: r["skipped"] for m, r in reports.items() if "skipped" in r}
         row["searches"] = {

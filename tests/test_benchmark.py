@@ -92,6 +92,17 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     assert again["networks"][0]["methods"] == cells  # read back, not measured again
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p.name != "results.json")
 
+    # a search made from another state of its source logs (since resumed) is done again, and
+    # the network compared again; the dataset keeps one row per measured record
+    made = out / "twoconv" / "transfer-all" / "search.json"
+    report = json.loads(made.read_text())
+    made.write_text(json.dumps({**report, "source_records": {"tinyconv": 1}}))
+    compared = (out / "twoconv" / "compare.json").stat().st_mtime_ns
+    run(corpus, dataset, target, out)
+    assert json.loads(made.read_text())["source_records"] == report["source_records"]
+    assert (out / "twoconv" / "compare.json").stat().st_mtime_ns != compared
+    assert sum(len(k.run_s) for k in load_dataset(dataset, networks=["twoconv"])) == 2
+
     page = write_page(again, tmp_path / "docs" / "results.md", "recommender evaluate --quick")
     text = page.read_text()
     assert "| top-1 | 1 |" in text and "resnet152: no tuning log" in text

@@ -146,6 +146,10 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     assert builds.get("tuned") is builds.get("tuned")
     for name in ("untuned", "tuned", "tuned again"):
         assert endtoend.outputs_match(tuned, builds.get(name), network) is None
+    # slow builds (here: every build) are timed with plain runs after their first round
+    pair = {"untuned": builds.get("untuned"), "tuned": builds.get("tuned")}
+    times = endtoend.time_interleaved(pair, network, repeats=3, slow_s=0.0)
+    assert set(times) == {"untuned", "tuned"} and all(0 < t < 1 for t in times.values())
 
 
 def test_best_so_far_reconstruction_is_monotone(conv_log, target):
