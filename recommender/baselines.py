@@ -128,6 +128,7 @@ class MetaScheduleBuilds:
         if not self.timed:
             raise InputError("the tuning log holds no valid record", path=log.path)
         self.stops = sorted({t.elapsed_s for t in self.timed})
+        self._keys: dict[float, tuple] = {}
 
     @property
     def tuning_s(self) -> float:
@@ -136,7 +137,9 @@ class MetaScheduleBuilds:
     def want(self, stamps: list[float]) -> None:
         """Ask for the builds after each of ``stamps`` seconds (made at the next ``at``)."""
         for elapsed_s in stamps:
-            self.builds.want(self._key(elapsed_s), database_at(self.timed, elapsed_s))
+            key = self._key(elapsed_s)
+            if key not in self.builds:
+                self.builds.want(key, database_at(self.timed, elapsed_s))
 
     def at(self, elapsed_s: float):
         """MetaSchedule's build after ``elapsed_s`` seconds (untuned before its first batch),
@@ -145,8 +148,11 @@ class MetaScheduleBuilds:
         return self.builds.get(self._key(elapsed_s))
 
     def _key(self, elapsed_s: float) -> tuple:
-        chosen = best_at(self.timed, elapsed_s).values()
-        return ("metaschedule", tuple(sorted(id(item) for item in chosen)))
+        """The build's identity: the records it includes (stamps in one batch share it)."""
+        if elapsed_s not in self._keys:
+            chosen = best_at(self.timed, elapsed_s).values()
+            self._keys[elapsed_s] = ("metaschedule", tuple(sorted(id(item) for item in chosen)))
+        return self._keys[elapsed_s]
 
     def grid(self, points: int) -> list[float]:
         """About ``points`` batch stamps spread geometrically over the log, the last included."""

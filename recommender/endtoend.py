@@ -7,6 +7,7 @@ far weaker than TVM's old TOPI schedules): every speedup against it says so.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import tempfile
 import time
@@ -41,25 +42,33 @@ class Builds:
     ``compile_relax`` and the code generation of the first VM are single-threaded (about 40 s
     for ResNet-18, see docs/tvm.md), so builds wanted together (``want``, then ``build_wanted``)
     run side by side. Each worker reads the network (saved once as Relax JSON) on its first
-    build and returns a shared library, which loads here without code generation.
+    build and returns a shared library, which ``get`` loads here without code generation (and
+    ``export`` copies: a build for another device's target is exported, never loaded).
     """
 
     def __init__(self, prepared: tvm.IRModule, target: tvm.target.Target):
         self.prepared, self.target = prepared, target
-        self._done: dict[Hashable, tvm.runtime.Module] = {}
+        self._libraries: dict[Hashable, Path] = {}
+        self._loaded: dict[Hashable, tvm.runtime.Module] = {}
         self._wanted: dict[Hashable, ms.database.Database | Path | None] = {}
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._count = 0
 
     def want(self, key: Hashable, database: ms.database.Database | Path | None = None) -> None:
         """Ask for the build with ``database`` (a database, a JSON work dir, or None: untuned)."""
-        if key not in self._done:
+        if key not in self._libraries:
             self._wanted.setdefault(key, database)
+
+    def __contains__(self, key: Hashable) -> bool:
+        """Whether the build of ``key`` is made or wanted."""
+        return key in self._libraries or key in self._wanted
 
     def get(self, key: Hashable, database: ms.database.Database | Path | None = None):
         self.want(key, database)
         self.build_wanted()
-        return self._done[key]
+        if key not in self._loaded:
+            self._loaded[key] = tvm.runtime.load_module(str(self._libraries[key]))
+        return self._loaded[key]
 
     def build_wanted(self) -> None:
         if not self._wanted:
@@ -77,11 +86,24 @@ class Builds:
                 )
             )
         outcomes = run_jobs("network-build", None, BUILD_TIMEOUT_S, _build_library, jobs, "build")
+        failed = []
         for key, (path, error) in zip(list(self._wanted), outcomes):
             if error:
-                raise RecommenderError(f"network build {key!r}: {error}")
-            self._done[key] = tvm.runtime.load_module(path)
+                failed.append(f"{key!r}: {error}")
+            else:
+                self._libraries[key] = Path(path)
         self._wanted.clear()
+        if failed:  # raised once the others are kept: a retry rebuilds only what failed
+            raise RecommenderError("network build failed: " + "; ".join(failed))
+
+    def export(self, key: Hashable, path: Path) -> Path:
+        """Copy the build of ``key`` as a shared library loadable with
+        ``tvm.runtime.load_module`` (a loaded library cannot be exported again)."""
+        self.want(key)
+        self.build_wanted()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self._libraries[key], path)
+        return path
 
     def _work_dir(self) -> Path:
         if self._tmp is None:
@@ -182,10 +204,3 @@ def _seconds(run: Callable[[], object]) -> float:
     start = time.perf_counter()
     run()
     return time.perf_counter() - start
-
-
-def export(executable, path: Path) -> Path:
-    """Write the compiled network as a shared library loadable with ``tvm.runtime.load_module``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    executable.export_library(str(path))
-    return path

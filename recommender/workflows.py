@@ -44,14 +44,16 @@ def transfer_tune_to_dir(
     """
     sources = load_sources(source_logs, target, top_n=top_n)
     run = transfer_tune(network, target, sources, remote=remote, progress=progress)
-    database = write_database(run, out_dir)
-    untuned = endtoend.build(run.prepared, target)
-    tuned = endtoend.build(run.prepared, target, database)
+    write_database(run, out_dir)
+    every = endtoend.Builds(run.prepared, target)
+    every.want("untuned")
+    every.want("transfer", out_dir)
+    untuned, tuned = every.get("untuned"), every.get("transfer")
     problem = endtoend.outputs_match(untuned, tuned, network)
     if problem:
         raise RecommenderError(f"{network.name}: the tuned build is wrong ({problem})")
     times = endtoend.time_interleaved({"untuned": untuned, "transfer": tuned}, network)
-    library = endtoend.export(tuned, out_dir / f"{network.name}.so")
+    library = every.export("transfer", out_dir / f"{network.name}.so")
     report = summary(run, times)
     report.update(
         sources=sorted(source_logs), top_n=top_n, library=str(library), database=str(out_dir)
@@ -160,8 +162,10 @@ def recommend_to_dir(
         cache=cache,
         progress=progress,
     )
-    database = write_records(result.picks, target, out_dir)
-    builds = {"recommended": endtoend.build(result.prepared, target, database)}
+    write_records(result.picks, target, out_dir)
+    every = endtoend.Builds(result.prepared, target)
+    wanted = ["recommended"]
+    every.want("recommended", out_dir)
     extra = {}
     if then_tune_trials:
         warm_dir = out_dir / "then_tune"
@@ -174,8 +178,8 @@ def recommend_to_dir(
             population=population,
             progress=progress,
         )
-        log = TuningLog.open(warm_dir, target=target)
-        builds["then_tuned"] = endtoend.build(result.prepared, target, log.database())
+        wanted.append("then_tuned")
+        every.want("then_tuned", TuningLog.open(warm_dir, target=target).database())
         curves = compare_curves(network, target, warm_dir, paths.LOGS / network.name)
         plot_curves(curves, out_dir / "curves.png", f"{network.name}: estimated network time")
         extra["then_tune"] = {
@@ -188,7 +192,8 @@ def recommend_to_dir(
         }
     times = {}
     if is_host_compatible(target) and remote is None:
-        builds = {"untuned": endtoend.build(result.prepared, target), **builds}
+        every.want("untuned")
+        builds = {name: every.get(name) for name in ["untuned", *wanted]}
         for name, build in builds.items():
             problem = endtoend.outputs_match(builds["untuned"], build, network)
             if problem:
@@ -196,7 +201,7 @@ def recommend_to_dir(
         times = endtoend.time_interleaved(builds, network)
     else:
         result.notes.append("end-to-end timing runs on this host only: not timed for this target")
-    library = endtoend.export(builds["recommended"], out_dir / f"{network.name}.so")
+    library = every.export("recommended", out_dir / f"{network.name}.so")
     report = recommendation_summary(result, times)
     report.update(
         extra,

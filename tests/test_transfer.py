@@ -10,6 +10,7 @@ from tvm.s_tir import meta_schedule as ms
 from recommender import endtoend
 from recommender.apply import apply_trace
 from recommender.baselines import bisect_stops, database_at, kernel_curve, timed_records
+from recommender.errors import RecommenderError
 from recommender.measure import measure
 from recommender.sources import load_sources
 from recommender.tasks import extract_tasks
@@ -142,7 +143,13 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     builds.want("untuned")
     builds.want("tuned", tmp_path)  # a JSON work dir, as the evaluation's methods leave them
     builds.want("tuned again", database)
-    builds.build_wanted()
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "database_workload.json").write_text("{not json\n")
+    (corrupt / "database_tuning_record.json").write_text("")
+    builds.want("corrupt", corrupt)
+    with pytest.raises(RecommenderError, match="'corrupt': build failed"):
+        builds.build_wanted()  # named once the builds beside it are kept
     assert builds.get("tuned") is builds.get("tuned")
     for name in ("untuned", "tuned", "tuned again"):
         assert endtoend.outputs_match(tuned, builds.get(name), network) is None
