@@ -39,6 +39,7 @@ from .baselines import MetaScheduleBuilds
 from .dataset import add_transfer_run, load_dataset
 from .errors import InputError, RecommenderError
 from .evaluation import recall_curve
+from .journal import JOURNAL, Journal
 from .network import Network
 from .recommend import Budget, recommend
 from .report import UNTUNED_NOTE, recommendation_summary, summary
@@ -143,30 +144,34 @@ def held_out_model(
 
 
 def search(
-    network: Network,
+    name: str,
     method: Method,
     target: tvm.target.Target,
     out_dir: Path,
     *,
+    load: Callable[[], Network],
     model_for: Callable[[str], cost_models.CostModel],
     logs: Path = paths.LOGS,
+    log_sizes: dict[str, int] | None = None,
     remote: RemoteDevice | None = None,
     progress: bool = True,
     keep_in: Path | None = None,
 ) -> dict:
-    """Run ``method`` on ``network`` (or read its earlier run); returns its search report, or
-    ``{"skipped": why}`` (not kept: a rerun tries again, e.g. once a source log exists).
+    """Run ``method`` on network ``name`` (``load``ed only if the search runs), or read its
+    earlier run; returns its search report, or ``{"skipped": why}`` (not kept: a rerun tries
+    again, e.g. once a source log exists).
 
     The exhaustive run over every other network measures the rank-0 pairs of the
     transfer-benefit dataset; with ``keep_in`` (a dataset dir) they are added to it. An earlier
-    run made from other states of the source logs (a log resumed or added since) is redone.
+    run made from other states of the source logs (a log resumed or added since; ``log_sizes``:
+    records per log, counted here if not given) is redone.
     """
     try:
-        names = resolve_sources(method.sources, network.name, logs)
+        names = resolve_sources(method.sources, name, logs)
         source_logs = {n: log_dir(n, logs) for n in names}
     except InputError as err:
         return {"skipped": str(err)}
-    sizes = _log_sizes(source_logs)
+    sizes = {n: log_sizes[n] for n in names} if log_sizes else log_record_counts(source_logs)
     report_path = out_dir / "search.json"
     done = _read_json(report_path)
     if done is not None:
@@ -178,9 +183,13 @@ def search(
             done.get("source_records"),
             sizes,
         )
+    network = load()
     sources = load_sources(source_logs, target, top_n=method.top_n)
     if method.budget is None:
-        run = transfer_tune(network, target, sources, remote=remote, progress=progress)
+        journal = Journal(out_dir / JOURNAL, target)
+        run = transfer_tune(
+            network, target, sources, remote=remote, progress=progress, journal=journal
+        )
         write_database(run, out_dir)
         if keep_in is not None and method.sources == "all":
             _keep_measurements(run, keep_in, families({network.name: network}))
@@ -209,7 +218,7 @@ def search(
     return report
 
 
-def _log_sizes(source_logs: dict[str, Path]) -> dict[str, int]:
+def log_record_counts(source_logs: dict[str, Path]) -> dict[str, int]:
     """Records per source log: what a cached search is checked against."""
     sizes = {}
     for name, path in source_logs.items():
@@ -443,8 +452,17 @@ def evaluate(
         n: f"no tuning log (run `recommender collect {n}`)" for n in networks if n not in logged
     }
     exhaustive = [m for m in methods if METHODS[m].budget is None]
+    sizes = log_record_counts({n: log_dir(n, logs) for n in logged_models(logs)})
+    last: dict[str, Network] = {}
 
-    def search_all(name: str, network: Network, chosen: list[str]) -> dict[str, dict]:
+    def network_of(name: str) -> Network:
+        """The network, loaded when first needed; only the last one is kept (memory)."""
+        if name not in last:
+            last.clear()
+            last[name] = load_network(name)
+        return last[name]
+
+    def search_all(name: str, chosen: list[str]) -> dict[str, dict]:
         net_dir = out / name
 
         def model_for(held_out: str) -> cost_models.CostModel:
@@ -454,12 +472,14 @@ def evaluate(
         for method in chosen:
             logger.info("%s: %s", name, method)
             reports[method] = search(
-                network,
+                name,
                 METHODS[method],
                 target,
                 net_dir / method,
+                load=lambda: network_of(name),
                 model_for=model_for,
                 logs=logs,
+                log_sizes=sizes,
                 remote=remote,
                 progress=progress,
                 keep_in=dataset_dir,
@@ -467,18 +487,17 @@ def evaluate(
         return reports
 
     for name in logged:
-        search_all(name, load_network(name), exhaustive)  # read back unless missing or stale
+        search_all(name, exhaustive)  # read back unless missing or stale
     rows = []
     for name in logged:
-        network = load_network(name)
-        reports = search_all(name, network, methods)
+        reports = search_all(name, methods)
         net_dir = out / name
         done = {m: net_dir / m for m, r in reports.items() if "skipped" not in r}
         compared = {m: _digest(reports[m]) for m in done}  # a search redone: compare again
         row = _read_json(net_dir / "compare.json")
         if row is None or row.get("compared") != compared:
             row = compare(
-                network, target, done, logs / name, grid_points=grid_points, refine=refine
+                network_of(name), target, done, logs / name, grid_points=grid_points, refine=refine
             )
             row["compared"] = compared
             _write_json(net_dir / "compare.json", row)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tvm
 from tqdm import tqdm
@@ -25,6 +26,9 @@ from .network import Network
 from .sources import SourceSchedule
 from .targets import RemoteDevice
 from .tasks import Task, extract_tasks, prepare
+
+if TYPE_CHECKING:
+    from .journal import Journal
 
 logger = logging.getLogger(__name__)
 
@@ -136,15 +140,17 @@ def measure_kernels(
     *,
     remote: RemoteDevice | None = None,
     on_progress: Callable[[int], None] = lambda n: None,
+    on_chunk: Callable[[list[Job], float], None] | None = None,
 ) -> None:
-    """Time each kernel's untuned workload and all its applied candidates."""
+    """Time each kernel's untuned workload and all its applied candidates (those not
+    measured yet)."""
     jobs: list[Job] = []
     for kernel in kernels:
         if not any(c.applies for c in kernel.candidates):
             continue  # nothing to compare with: the untuned time is not needed
         jobs.append((kernel, None))
         jobs.extend((kernel, c) for c in kernel.candidates if c.applies)
-    measure_jobs(jobs, target, remote=remote, on_progress=on_progress)
+    measure_jobs(jobs, target, remote=remote, on_progress=on_progress, on_chunk=on_chunk)
 
 
 def measure_jobs(
@@ -154,14 +160,18 @@ def measure_jobs(
     remote: RemoteDevice | None = None,
     timed: bool = True,
     on_progress: Callable[[int], None] = lambda n: None,
+    on_chunk: Callable[[list[Job], float], None] | None = None,
 ) -> None:
     """Measure untuned workloads and candidates in chunks of ``CHUNK``, storing the results on
-    them; with ``timed=False`` candidates are only checked against their workload."""
+    them (what is measured already is skipped); with ``timed=False`` candidates are only checked
+    against their workload. ``on_chunk`` gets each chunk once measured, with its seconds."""
     for _, candidate in jobs:
         if candidate is not None and not candidate.applied.ok:  # a cached outcome gone stale
             candidate.measurement = Measurement(None, "apply", candidate.applied.reason)
-    jobs = [(k, c) for k, c in jobs if c is None or c.measurement is None]
+    on_progress(sum((k.untuned if c is None else c.measurement) is not None for k, c in jobs))
+    jobs = [(k, c) for k, c in jobs if (k.untuned if c is None else c.measurement) is None]
     for start in range(0, len(jobs), CHUNK):
+        began = time.perf_counter()
         chunk = jobs[start : start + CHUNK]
         groups: dict[int, tuple[tvm.IRModule, list]] = {}
         for kernel, candidate in chunk:
@@ -175,6 +185,8 @@ def measure_jobs(
             else:
                 candidate.measurement = result
         on_progress(len(chunk))
+        if on_chunk is not None:
+            on_chunk(chunk, time.perf_counter() - began)
 
 
 def _group_order(chunk: list) -> list:
@@ -201,8 +213,10 @@ def transfer_tune(
     *,
     remote: RemoteDevice | None = None,
     progress: bool = True,
+    journal: Journal | None = None,
 ) -> TransferRun:
-    """Run the paper's algorithm on ``network`` with the given source schedules."""
+    """Run the paper's algorithm on ``network`` with the given source schedules; with a
+    ``journal``, measurements are kept as they are made and a rerun times only the rest."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
     prepared, kernels = extract(network, target, sources)
@@ -216,12 +230,19 @@ def transfer_tune(
         for k in kernels
         if any(c.applies for c in k.candidates)
     )
+    earlier_s = journal.restore(kernels) if journal else 0.0
     start = time.perf_counter()
     with tqdm(
         total=total, desc=f"{network.name}: time", unit="kernel", disable=not progress
     ) as bar:
-        measure_kernels(kernels, target, remote=remote, on_progress=bar.update)
-    timings["measure"] = time.perf_counter() - start
+        measure_kernels(
+            kernels,
+            target,
+            remote=remote,
+            on_progress=bar.update,
+            on_chunk=journal.append if journal else None,
+        )
+    timings["measure"] = earlier_s + time.perf_counter() - start
     return TransferRun(network.name, target, prepared, kernels, timings)
 
 

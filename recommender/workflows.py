@@ -12,6 +12,7 @@ from . import cost_models, endtoend, paths
 from .baselines import MetaScheduleBuilds
 from .errors import InputError, RecommenderError
 from .feature_cache import FeatureCache
+from .journal import JOURNAL, Journal
 from .network import Network
 from .recommend import Budget, recommend
 from .report import UNTUNED_NOTE, recommendation_summary, summary
@@ -43,7 +44,8 @@ def transfer_tune_to_dir(
     build computes, or nothing but the report is kept.
     """
     sources = load_sources(source_logs, target, top_n=top_n)
-    run = transfer_tune(network, target, sources, remote=remote, progress=progress)
+    journal = Journal(out_dir / JOURNAL, target)
+    run = transfer_tune(network, target, sources, remote=remote, progress=progress, journal=journal)
     write_database(run, out_dir)
     every = endtoend.Builds(run.prepared, target)
     every.want("untuned")

@@ -38,7 +38,7 @@ def run(
     corpus, tiny_dataset, target, out, networks=("twoconv", "resnet152"), methods=METHODS, **options
 ) -> dict:
     """``evaluate`` on the tiny corpus, where every network name loads the two-conv network."""
-    options = {"grid_points": 3, **options}
+    options = {"grid_points": 3, "load_network": lambda name: two_conv_net(), **options}
     return evaluate(
         list(networks),
         list(methods),
@@ -46,10 +46,13 @@ def run(
         target,
         dataset_dir=tiny_dataset,
         logs=corpus,
-        load_network=lambda name: two_conv_net(),
         progress=False,
         **options,
     )
+
+
+def not_loaded(name: str):
+    raise AssertionError(f"{name} was loaded, but nothing was left to do")
 
 
 def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
@@ -88,7 +91,7 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
 
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.json")}
     stamps |= {p: p.stat().st_mtime_ns for p in dataset.rglob("*.npz")}
-    again = run(corpus, dataset, target, out)
+    again = run(corpus, dataset, target, out, load_network=not_loaded)
     assert again["networks"][0]["methods"] == cells  # read back, not measured again
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p.name != "results.json")
 

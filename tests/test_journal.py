@@ -1,0 +1,59 @@
+"""An exhaustive transfer run stopped part way resumes without timing anything twice."""
+
+import json
+
+import pytest
+import tvm
+from tiny import conv_net
+
+from recommender.errors import InputError
+from recommender.journal import Journal
+from recommender.sources import load_sources
+from recommender.transfer_tune import transfer_tune
+
+
+def outcomes(run) -> list:
+    return [(k.untuned, [c.measurement for c in k.candidates]) for k in run.kernels]
+
+
+def test_a_rerun_times_only_what_the_journal_lacks(conv_log, target, tmp_path):
+    work_dir, _ = conv_log
+    network = conv_net(channels=16, size=8, out_channels=32)
+    sources = load_sources({"tinyconv": work_dir}, target, top_n=2)
+    path = tmp_path / "journal.jsonl"
+
+    first = transfer_tune(network, target, sources, progress=False, journal=Journal(path, target))
+    header, chunk = [json.loads(line) for line in path.read_text().splitlines()]
+    assert header["target"] == str(target) and len(chunk["measured"]) == 3  # untuned + 2
+
+    # all measured: a rerun restores everything, times nothing and reports the same search time
+    again = transfer_tune(network, target, sources, progress=False, journal=Journal(path, target))
+    assert outcomes(again) == outcomes(first)
+    assert len(path.read_text().splitlines()) == 2
+    assert again.timings_s["measure"] == pytest.approx(first.timings_s["measure"], abs=0.5)
+
+    # stopped while writing: the chunk cut short is dropped and timed again, nothing else is
+    kept = dict(list(chunk["measured"].items())[:2])
+    cut = json.dumps({"seconds": chunk["seconds"], "measured": kept})
+    path.write_text(json.dumps(header) + "\n" + cut + "\n" + '{"seconds": 1.0, "meas')
+    resumed = transfer_tune(network, target, sources, progress=False, journal=Journal(path, target))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 3 and len(lines[2]["measured"]) == 1  # only the missing candidate
+    assert [m.ok for _, ms in outcomes(resumed) for m in ms] == [True, True]
+
+
+def test_a_journal_from_another_target_or_damaged_inside_is_refused_by_name(
+    conv_log, target, tmp_path
+):
+    work_dir, _ = conv_log
+    network = conv_net(channels=16, size=8, out_channels=32)
+    sources = load_sources({"tinyconv": work_dir}, target, top_n=1)
+    path = tmp_path / "journal.jsonl"
+    path.write_text(json.dumps({"target": "llvm -mcpu=cortex-a72", "tvm": tvm.__version__}) + "\n")
+    with pytest.raises(InputError, match="journal.jsonl.*made for"):
+        transfer_tune(network, target, sources, progress=False, journal=Journal(path, target))
+    header = {"target": str(target), "tvm": tvm.__version__}
+    chunk = {"seconds": 1.0, "measured": {}}
+    path.write_text("\n".join(json.dumps(x) for x in (header, "garbage", chunk)) + "\n")
+    with pytest.raises(InputError, match="journal.jsonl:2: not a measured chunk"):
+        transfer_tune(network, target, sources, progress=False, journal=Journal(path, target))
