@@ -152,7 +152,7 @@ def search(
     load: Callable[[], Network],
     model_for: Callable[[str], cost_models.CostModel],
     logs: Path = paths.LOGS,
-    log_sizes: dict[str, int] | None = None,
+    log_sizes: dict[str, int],
     remote: RemoteDevice | None = None,
     progress: bool = True,
     keep_in: Path | None = None,
@@ -164,14 +164,14 @@ def search(
     The exhaustive run over every other network measures the rank-0 pairs of the
     transfer-benefit dataset; with ``keep_in`` (a dataset dir) they are added to it. An earlier
     run made from other states of the source logs (a log resumed or added since; ``log_sizes``:
-    records per log, counted here if not given) is redone.
+    records per log) is redone.
     """
     try:
         names = resolve_sources(method.sources, name, logs)
         source_logs = {n: log_dir(n, logs) for n in names}
     except InputError as err:
         return {"skipped": str(err)}
-    sizes = {n: log_sizes[n] for n in names} if log_sizes else log_record_counts(source_logs)
+    sizes = {n: log_sizes[n] for n in names}
     report_path = out_dir / "search.json"
     done = _read_json(report_path)
     if done is not None:
@@ -218,7 +218,7 @@ def search(
     return report
 
 
-def log_record_counts(source_logs: dict[str, Path]) -> dict[str, int]:
+def _log_record_counts(source_logs: dict[str, Path]) -> dict[str, int]:
     """Records per source log: what a cached search is checked against."""
     sizes = {}
     for name, path in source_logs.items():
@@ -452,7 +452,7 @@ def evaluate(
         n: f"no tuning log (run `recommender collect {n}`)" for n in networks if n not in logged
     }
     exhaustive = [m for m in methods if METHODS[m].budget is None]
-    sizes = log_record_counts({n: log_dir(n, logs) for n in logged_models(logs)})
+    sizes = _log_record_counts({n: log_dir(n, logs) for n in logged_models(logs)})
     last: dict[str, Network] = {}
 
     def network_of(name: str) -> Network:

@@ -21,7 +21,7 @@ import tvm_ffi
 
 from .errors import InputError
 from .measure import Measurement
-from .transfer_tune import Candidate, Job, KernelResult
+from .transfer_tune import Candidate, Job, KernelResult, outcome
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class Journal:
         keys = _kernel_keys(kernel for kernel, _ in jobs)
         measured = {}
         for kernel, candidate in jobs:
-            m = kernel.untuned if candidate is None else candidate.measurement
+            m = outcome((kernel, candidate))
             measured[_job_key(keys[id(kernel)], candidate)] = [m.run_s, m.stage, m.error]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as f:

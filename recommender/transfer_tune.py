@@ -134,6 +134,12 @@ def apply_all(kernels: list[KernelResult]) -> None:
 Job = tuple[KernelResult, "Candidate | None"]  # None: the kernel's untuned workload
 
 
+def outcome(job: Job) -> Measurement | None:
+    """The job's measurement, None until measured."""
+    kernel, candidate = job
+    return kernel.untuned if candidate is None else candidate.measurement
+
+
 def measure_kernels(
     kernels: list[KernelResult],
     target: tvm.target.Target,
@@ -168,8 +174,8 @@ def measure_jobs(
     for _, candidate in jobs:
         if candidate is not None and not candidate.applied.ok:  # a cached outcome gone stale
             candidate.measurement = Measurement(None, "apply", candidate.applied.reason)
-    on_progress(sum((k.untuned if c is None else c.measurement) is not None for k, c in jobs))
-    jobs = [(k, c) for k, c in jobs if (k.untuned if c is None else c.measurement) is None]
+    on_progress(sum(outcome(job) is not None for job in jobs))
+    jobs = [job for job in jobs if outcome(job) is None]
     for start in range(0, len(jobs), CHUNK):
         began = time.perf_counter()
         chunk = jobs[start : start + CHUNK]
