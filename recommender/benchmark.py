@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -162,7 +163,8 @@ def search(
     again, e.g. once a source log exists).
 
     The exhaustive run over every other network measures the rank-0 pairs of the
-    transfer-benefit dataset; with ``keep_in`` (a dataset dir) they are added to it. An earlier
+    transfer-benefit dataset; with ``keep_in`` (a dataset dir) they are added to it. Pairs
+    measured by another exhaustive run beside ``out_dir`` are not timed again. An earlier
     run made from other states of the source logs (a log resumed or added since; ``log_sizes``:
     records per log) is redone.
     """
@@ -186,7 +188,8 @@ def search(
     network = load()
     sources = load_sources(source_logs, target, top_n=method.top_n)
     if method.budget is None:
-        journal = Journal(out_dir / JOURNAL, target)
+        beside = [p for p in out_dir.parent.glob(f"*/{JOURNAL}") if p.parent != out_dir]
+        journal = Journal(out_dir / JOURNAL, target, beside)
         run = transfer_tune(
             network, target, sources, remote=remote, progress=progress, journal=journal
         )
@@ -249,16 +252,20 @@ def compare(
     *,
     grid_points: int = 8,
     refine: bool = True,
+    keep: Path | None = None,
 ) -> dict:
     """Build and time untuned, full MetaSchedule (the log at ``log_path``), each method and
     MetaSchedule's curve in one interleaved run; then bisect its time to match each method.
+
+    With ``keep``, the builds are kept there (``endtoend.Builds``): a comparison stopped
+    midway is timed again on rerun, but not built again.
 
     The log may come from the same CPU with more cores than ``target`` (the edge profile):
     MetaSchedule's schedules are then timed on ``target``'s cores like every other build.
     """
     log = TuningLog.open(log_path, target=target, any_cores=True)
     prepared = prepare(network.mod)
-    every = endtoend.Builds(prepared, target)
+    every = endtoend.Builds(prepared, target, keep=keep)
     metaschedule = MetaScheduleBuilds(network, prepared, target, log, every)
     searches = {m: json.loads((d / "search.json").read_text()) for m, d in method_dirs.items()}
     grid = metaschedule.grid(grid_points)
@@ -438,9 +445,14 @@ def evaluate(
     refine: bool = True,
     remote: RemoteDevice | None = None,
     progress: bool = True,
+    on_results: Callable[[dict], None] | None = None,
 ) -> dict:
     """Search with every method and compare, network by network; ``OUT/results.json`` holds
     every number. Finished searches and comparisons are read back, so a rerun continues.
+
+    The results so far are written (and passed to ``on_results``) after every network's
+    comparison, the networks still to come listed as not evaluated: a run stopped after hours
+    leaves a true partial page.
 
     The methods without a cost model run first on every network: the exhaustive run over every
     other network adds its measurements to ``dataset_dir``, and the held-out models are then
@@ -451,7 +463,10 @@ def evaluate(
     not_evaluated = {
         n: f"no tuning log (run `recommender collect {n}`)" for n in networks if n not in logged
     }
-    exhaustive = [m for m in methods if METHODS[m].budget is None]
+    # every other network first: the paper's pairs are among its pairs, and not timed twice
+    exhaustive = sorted(
+        (m for m in methods if METHODS[m].budget is None), key=lambda m: METHODS[m].sources != "all"
+    )
     sizes = _log_record_counts({n: log_dir(n, logs) for n in logged_models(logs)})
     last: dict[str, Network] = {}
 
@@ -486,6 +501,26 @@ def evaluate(
             )
         return reports
 
+    def publish(rows: list[dict]) -> dict:
+        done = {row["network"] for row in rows}
+        to_come = {n: "not evaluated yet: rerun to continue" for n in logged if n not in done}
+        results = {
+            "machine": {"cpu": cpu_model(), "cores": int(target.attrs["num-cores"])},
+            "target": str(target),
+            "candidates_timed_on": str(remote) if remote else "this host",
+            "tvm": tvm.__version__,
+            "date": time.strftime("%Y-%m-%d"),
+            "methods": [METHODS[m].to_json() for m in methods],
+            "networks": rows,
+            "not_evaluated": {**not_evaluated, **to_come},
+            "means": means(rows, methods),
+            "note": UNTUNED_NOTE,
+        }
+        _write_json(out / "results.json", results)
+        if on_results is not None:
+            on_results(results)
+        return results
+
     for name in logged:
         search_all(name, exhaustive)  # read back unless missing or stale
     rows = []
@@ -497,10 +532,17 @@ def evaluate(
         row = _read_json(net_dir / "compare.json")
         if row is None or row.get("compared") != compared:
             row = compare(
-                network_of(name), target, done, logs / name, grid_points=grid_points, refine=refine
+                network_of(name),
+                target,
+                done,
+                logs / name,
+                grid_points=grid_points,
+                refine=refine,
+                keep=net_dir / "builds",
             )
             row["compared"] = compared
             _write_json(net_dir / "compare.json", row)
+            shutil.rmtree(net_dir / "builds", ignore_errors=True)  # up to 100s of MB per build
         row["skipped"] = {m: r["skipped"] for m, r in reports.items() if "skipped" in r}
         row["searches"] = {
             m: {"phases_s": r.get("phases_s"), "sources": r.get("sources")}
@@ -508,17 +550,6 @@ def evaluate(
             if m in done
         }
         rows.append(row)
-    results = {
-        "machine": {"cpu": cpu_model(), "cores": int(target.attrs["num-cores"])},
-        "target": str(target),
-        "candidates_timed_on": str(remote) if remote else "this host",
-        "tvm": tvm.__version__,
-        "date": time.strftime("%Y-%m-%d"),
-        "methods": [METHODS[m].to_json() for m in methods],
-        "networks": rows,
-        "not_evaluated": not_evaluated,
-        "means": means(rows, methods),
-        "note": UNTUNED_NOTE,
-    }
-    _write_json(out / "results.json", results)
-    return results
+        if len(rows) < len(logged):
+            publish(rows)  # a true partial page, should the run stop before the end
+    return publish(rows)

@@ -365,6 +365,11 @@ def cmd_evaluate(args) -> int:
     remote = RemoteDevice.parse(args.rpc) if args.rpc else None
     if remote is not None:
         remote.check()
+    command = " ".join(
+        ["recommender evaluate", *networks, "--methods", ",".join(methods)]
+        + (["--quick"] if args.quick else [])
+        + ([f"--profile {args.profile}"] if args.profile != "server" else [])
+    )
     results = evaluate(
         networks,
         methods,
@@ -375,13 +380,8 @@ def cmd_evaluate(args) -> int:
         refine=not args.quick,
         remote=remote,
         progress=not args.json,
+        on_results=(lambda results: write_page(results, args.page, command)) if args.page else None,
     )
-    command = " ".join(
-        ["recommender evaluate", *networks, "--methods", ",".join(methods)]
-        + (["--quick"] if args.quick else [])
-        + ([f"--profile {args.profile}"] if args.profile != "server" else [])
-    )
-    page = write_page(results, args.page, command) if args.page else None
     if args.json:
         _print_json(results)
         return 0
@@ -397,7 +397,8 @@ def cmd_evaluate(args) -> int:
         for name, m in results["means"].items()
     ]
     print(_table(rows, ["method", "networks", "speedup", "share of max", "search s", "ttm/search"]))
-    print(f"every number in {args.out / 'results.json'}" + (f"; page {page}" if page else ""))
+    page = f"; page {args.page}" if args.page else ""
+    print(f"every number in {args.out / 'results.json'}{page}")
     return 0
 
 

@@ -6,6 +6,7 @@ far weaker than TVM's old TOPI schedules): every speedup against it says so.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import statistics
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import tvm
+import tvm_ffi
 from tvm import relax
 from tvm.s_tir import meta_schedule as ms
 
@@ -44,15 +46,21 @@ class Builds:
     run side by side. Each worker reads the network (saved once as Relax JSON) on its first
     build and returns a shared library, which ``get`` loads here without code generation (and
     ``export`` copies: a build for another device's target is exported, never loaded).
+
+    With ``keep`` (a directory), libraries are also kept there under a digest of what they are
+    made of (network, target, TVM version, database records): a run stopped midway rebuilds
+    nothing it had built (``compiled`` counts what this object compiled).
     """
 
-    def __init__(self, prepared: tvm.IRModule, target: tvm.target.Target):
-        self.prepared, self.target = prepared, target
+    def __init__(self, prepared: tvm.IRModule, target: tvm.target.Target, keep: Path | None = None):
+        self.prepared, self.target, self.keep = prepared, target, keep
+        self.compiled = 0
         self._libraries: dict[Hashable, Path] = {}
         self._loaded: dict[Hashable, tvm.runtime.Module] = {}
         self._wanted: dict[Hashable, ms.database.Database | Path | None] = {}
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._count = 0
+        self._network_digest: str | None = None
 
     def want(self, key: Hashable, database: ms.database.Database | Path | None = None) -> None:
         """Ask for the build with ``database`` (a database, a JSON work dir, or None: untuned)."""
@@ -63,9 +71,9 @@ class Builds:
         """Whether the build of ``key`` is made or wanted."""
         return key in self._libraries or key in self._wanted
 
-    def get(self, key: Hashable, database: ms.database.Database | Path | None = None):
-        self.want(key, database)
-        self.build_wanted()
+    def get(self, key: Hashable) -> tvm.runtime.Module:
+        """The build of ``key``, loaded (building everything wanted first)."""
+        self._build(key)
         if key not in self._loaded:
             self._loaded[key] = tvm.runtime.load_module(str(self._libraries[key]))
         return self._loaded[key]
@@ -74,24 +82,35 @@ class Builds:
         if not self._wanted:
             return
         work = self._work_dir()
-        jobs = []
-        for database in self._wanted.values():
+        jobs, building = [], []
+        for key, database in self._wanted.items():
             self._count += 1
+            database_dir = _database_dir(database, work / f"db{self._count}")
+            kept = self._kept_path(database_dir)
+            if kept is not None and kept.exists():
+                self._libraries[key] = kept
+                continue
+            building.append((key, kept))
             jobs.append(
                 (
                     str(work / "network.json"),
                     json.loads(str(self.target)),
-                    _database_dir(database, work / f"db{self._count}"),
+                    database_dir,
                     str(work / f"build{self._count}.so"),
                 )
             )
         outcomes = run_jobs("network-build", None, BUILD_TIMEOUT_S, _build_library, jobs, "build")
         failed = []
-        for key, (path, error) in zip(list(self._wanted), outcomes):
+        for (key, kept), (path, error) in zip(building, outcomes):
             if error:
                 failed.append(f"{key!r}: {error}")
-            else:
-                self._libraries[key] = Path(path)
+                continue
+            self.compiled += 1
+            self._libraries[key] = Path(path)
+            if kept is not None:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, kept.with_suffix(".tmp"))
+                self._libraries[key] = kept.with_suffix(".tmp").replace(kept)
         self._wanted.clear()
         if failed:  # raised once the others are kept: a retry rebuilds only what failed
             raise RecommenderError("network build failed: " + "; ".join(failed))
@@ -99,11 +118,28 @@ class Builds:
     def export(self, key: Hashable, path: Path) -> Path:
         """Copy the build of ``key`` as a shared library loadable with
         ``tvm.runtime.load_module`` (a loaded library cannot be exported again)."""
-        self.want(key)
-        self.build_wanted()
+        self._build(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(self._libraries[key], path)
         return path
+
+    def _build(self, key: Hashable) -> None:
+        if key not in self:
+            raise KeyError(f"no build of {key!r} was wanted")
+        self.build_wanted()
+
+    def _kept_path(self, database_dir: str | None) -> Path | None:
+        """Where the library of this database is kept, named by what it is made of."""
+        if self.keep is None:
+            return None
+        if self._network_digest is None:
+            self._network_digest = str(tvm_ffi.structural_hash(self.prepared))
+        digest = hashlib.sha256(
+            "|".join([self._network_digest, str(self.target), tvm.__version__]).encode()
+        )
+        for name in ("database_workload.json", "database_tuning_record.json"):
+            digest.update(Path(database_dir, name).read_bytes() if database_dir else b"untuned")
+        return self.keep / f"{digest.hexdigest()[:24]}.so"
 
     def _work_dir(self) -> Path:
         if self._tmp is None:

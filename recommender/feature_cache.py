@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import tvm
-import tvm_ffi
 
 from . import paths
 from .features import FEATURE_NAMES, SCHEMA_VERSION
@@ -48,7 +47,7 @@ class FeatureCache:
 
     def _path(self, task: Task, target: tvm.target.Target) -> Path:
         parts = [
-            str(tvm_ffi.structural_hash(task.mod)),
+            task.structural_key,
             json.dumps(target_key(target), sort_keys=True),
             str(target),
             tvm.__version__,

@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import tvm
-import tvm_ffi
 
 from .errors import InputError
 from .measure import Measurement
@@ -29,12 +28,8 @@ JOURNAL = "journal.jsonl"  # its name in a run's output dir
 UNTUNED = "untuned"
 
 
-def _kernel_keys(kernels: Iterable[KernelResult]) -> dict[int, str]:
-    """Each kernel's structural hash, by object id (hashing is not free: once per kernel)."""
-    return {id(k): str(tvm_ffi.structural_hash(k.task.mod)) for k in kernels}
-
-
-def _job_key(kernel_key: str, candidate: Candidate | None) -> str:
+def _job_key(kernel: KernelResult, candidate: Candidate | None) -> str:
+    kernel_key = kernel.task.structural_key
     if candidate is None:
         return f"{kernel_key}/{UNTUNED}"
     source = candidate.source
@@ -43,49 +38,27 @@ def _job_key(kernel_key: str, candidate: Candidate | None) -> str:
 
 class Journal:
     """Append-only JSON lines: a header naming the target and TVM version, then one line per
-    measured chunk (``{"seconds": s, "measured": {job key: [run_s, stage, error]}}``)."""
+    measured chunk (``{"seconds": s, "measured": {job key: [run_s, stage, error]}}``).
 
-    def __init__(self, path: Path, target: tvm.target.Target):
-        self.path = path
+    ``beside``: journals of other runs on the same network and target (the exhaustive run over
+    every other network measures a superset of the paper's pairs), read but never written.
+    """
+
+    def __init__(self, path: Path, target: tvm.target.Target, beside: Iterable[Path] = ()):
+        self.path, self.beside = path, list(beside)
         self.header = {"target": str(target), "tvm": tvm.__version__}
 
     def restore(self, kernels: list[KernelResult]) -> float:
-        """Put the journal's measurements back on ``kernels``; returns the seconds they took
+        """Put the journals' measurements back on ``kernels``; returns the seconds they took
         (each chunk's time shared evenly among its measurements, counting only those restored).
 
         A last line cut short by an interruption is dropped (its chunk is timed again)."""
-        if not self.path.exists():
-            return 0.0
-        lines = self.path.read_text().splitlines()
-        try:
-            header = json.loads(lines[0]) if lines else None
-        except json.JSONDecodeError:
-            header = None
-        if header is None and len(lines) <= 1:  # stopped while writing its first line
-            self.path.unlink()
-            return 0.0
-        if header != self.header:
-            raise InputError(
-                f"made for {header} but this run is {self.header}; delete it to start over",
-                path=self.path,
-            )
         measured: dict[str, tuple[list, float]] = {}  # job key: (measurement, its share of time)
-        for number, line in enumerate(lines[1:], start=2):
-            try:
-                chunk = json.loads(line)
-                share = chunk["seconds"] / max(len(chunk["measured"]), 1)
-                entries = [(key, (m, share)) for key, m in chunk["measured"].items()]
-            except (ValueError, KeyError, TypeError, AttributeError):
-                if number < len(lines):
-                    raise InputError("not a measured chunk", path=self.path, line=number) from None
-                logger.warning("%s: last line cut short, its chunk is timed again", self.path)
-                self.path.write_text("".join(f"{kept}\n" for kept in lines[:-1]))
-                break
-            measured.update(entries)
+        for path in [*self.beside, self.path]:  # this run's own measurements win
+            measured |= self._read(path, own=path == self.path)
         restored, seconds = 0, 0.0
-        keys = _kernel_keys(kernels)
         for kernel, candidate in _jobs(kernels):
-            found = measured.get(_job_key(keys[id(kernel)], candidate))
+            found = measured.get(_job_key(kernel, candidate))
             if found is not None:
                 restored, seconds = restored + 1, seconds + found[1]
                 if candidate is None:
@@ -95,13 +68,46 @@ class Journal:
         logger.info("%s: %d measurements restored (%.0f s of timing)", self.path, restored, seconds)
         return seconds
 
+    def _read(self, path: Path, own: bool) -> dict[str, tuple[list, float]]:
+        """One journal's measurements; only this run's ``own`` journal is repaired."""
+        if not path.exists():
+            return {}
+        lines = path.read_text().splitlines()
+        try:
+            header = json.loads(lines[0]) if lines else None
+        except json.JSONDecodeError:
+            header = None
+        if header is None and len(lines) <= 1:  # stopped while writing its first line
+            if own:
+                path.unlink()
+            return {}
+        if header != self.header:
+            raise InputError(
+                f"made for {header} but this run is {self.header}; delete it to start over",
+                path=path,
+            )
+        measured: dict[str, tuple[list, float]] = {}
+        for number, line in enumerate(lines[1:], start=2):
+            try:
+                chunk = json.loads(line)
+                share = chunk["seconds"] / max(len(chunk["measured"]), 1)
+                entries = [(key, (m, share)) for key, m in chunk["measured"].items()]
+            except (ValueError, KeyError, TypeError, AttributeError):
+                if number < len(lines):
+                    raise InputError("not a measured chunk", path=path, line=number) from None
+                if own:
+                    logger.warning("%s: last line cut short, its chunk is timed again", path)
+                    path.write_text("".join(f"{kept}\n" for kept in lines[:-1]))
+                break
+            measured.update(entries)
+        return measured
+
     def append(self, jobs: list[Job], seconds: float) -> None:
         """Write one measured chunk (the header first if the file is new)."""
-        keys = _kernel_keys(kernel for kernel, _ in jobs)
         measured = {}
         for kernel, candidate in jobs:
             m = outcome((kernel, candidate))
-            measured[_job_key(keys[id(kernel)], candidate)] = [m.run_s, m.stage, m.error]
+            measured[_job_key(kernel, candidate)] = [m.run_s, m.stage, m.error]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as f:
             if f.tell() == 0:

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import tvm
@@ -33,6 +34,11 @@ class Task:
     weight: int
     kernel_class: KernelClass
     descriptor: WorkloadDescriptor
+
+    @cached_property
+    def structural_key(self) -> str:
+        """The kernel's structural hash: caches and journals key on it, and hashing is not free."""
+        return str(tvm_ffi.structural_hash(self.mod))
 
     def to_json(self) -> dict:
         d = self.descriptor

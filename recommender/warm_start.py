@@ -69,9 +69,9 @@ def then_tune(
 
 def workload_weights(log: TuningLog, tasks: list[Task]) -> dict[int, int]:
     """Workload index in ``log`` -> how often the network runs that kernel."""
-    by_hash = {tvm_ffi.structural_hash(t.mod): t.weight for t in tasks}
+    by_key = {t.structural_key: t.weight for t in tasks}
     _, workloads = timed_records(log)
-    return {i: by_hash.get(tvm_ffi.structural_hash(w.mod), 1) for i, w in enumerate(workloads)}
+    return {i: by_key.get(str(tvm_ffi.structural_hash(w.mod)), 1) for i, w in enumerate(workloads)}
 
 
 def estimated_curve(log: TuningLog, tasks: list[Task]) -> list[tuple[float, float]]:

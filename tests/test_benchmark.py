@@ -91,8 +91,10 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
 
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.json")}
     stamps |= {p: p.stat().st_mtime_ns for p in dataset.rglob("*.npz")}
-    again = run(corpus, dataset, target, out, load_network=not_loaded)
+    published = []  # the CLI writes the page from here, after every network
+    again = run(corpus, dataset, target, out, load_network=not_loaded, on_results=published.append)
     assert again["networks"][0]["methods"] == cells  # read back, not measured again
+    assert published == [again]
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p.name != "results.json")
 
     # a search made from another state of its source logs (since resumed) is done again, and

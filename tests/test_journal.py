@@ -41,6 +41,13 @@ def test_a_rerun_times_only_what_the_journal_lacks(conv_log, target, tmp_path):
     assert len(lines) == 3 and len(lines[2]["measured"]) == 1  # only the missing candidate
     assert [m.ok for _, ms in outcomes(resumed) for m in ms] == [True, True]
 
+    # a run over fewer sources beside it (the paper's pairs) reads it and times nothing
+    fewer = load_sources({"tinyconv": work_dir}, target, top_n=1)
+    paper = Journal(tmp_path / "paper" / "journal.jsonl", target, beside=[path])
+    subset = transfer_tune(network, target, fewer, progress=False, journal=paper)
+    assert outcomes(subset) == [(u, ms[:1]) for u, ms in outcomes(resumed)]
+    assert not paper.path.exists() and path.read_text().count("\n") == 3
+
 
 def test_a_journal_from_another_target_or_damaged_inside_is_refused_by_name(
     conv_log, target, tmp_path

@@ -139,7 +139,7 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     assert (tmp_path / f"{network.name}.so").stat().st_size > 0
 
     # builds made side by side in worker processes compute the same, and are kept by key
-    builds = endtoend.Builds(prepared, target)
+    builds = endtoend.Builds(prepared, target, keep=tmp_path / "kept")
     builds.want("untuned")
     builds.want("tuned", tmp_path)  # a JSON work dir, as the evaluation's methods leave them
     builds.want("tuned again", database)
@@ -151,6 +151,15 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     with pytest.raises(RecommenderError, match="'corrupt': build failed"):
         builds.build_wanted()  # named once the builds beside it are kept
     assert builds.get("tuned") is builds.get("tuned")
+    with pytest.raises(KeyError, match="no build of 'retuned' was wanted"):
+        builds.get("retuned")
+    # kept by content too: a rerun compiles nothing it had compiled
+    rerun = endtoend.Builds(prepared, target, keep=tmp_path / "kept")
+    rerun.want("plain")
+    rerun.want("tuned", tmp_path)
+    rerun.want("tuned again", database)  # a database object is written out the same each time
+    assert endtoend.outputs_match(tuned, rerun.get("tuned"), network) is None
+    assert (builds.compiled, rerun.compiled) == (3, 0)
     for name in ("untuned", "tuned", "tuned again"):
         assert endtoend.outputs_match(tuned, builds.get(name), network) is None
     # slow builds (here: every build) are timed with plain runs after their first round
