@@ -106,11 +106,7 @@ class Builds:
                 failed.append(f"{key!r}: {error}")
                 continue
             self.compiled += 1
-            self._libraries[key] = Path(path)
-            if kept is not None:
-                kept.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, kept.with_suffix(".tmp"))
-                self._libraries[key] = kept.with_suffix(".tmp").replace(kept)
+            self._libraries[key] = _kept_copy(Path(path), kept) if kept else Path(path)
         self._wanted.clear()
         if failed:  # raised once the others are kept: a retry rebuilds only what failed
             raise RecommenderError("network build failed: " + "; ".join(failed))
@@ -147,6 +143,13 @@ class Builds:
             path = Path(self._tmp.name)
             (path / "network.json").write_text(tvm.ir.save_json(self.prepared))
         return Path(self._tmp.name)
+
+
+def _kept_copy(library: Path, kept: Path) -> Path:
+    """``library`` copied to ``kept`` whole or not at all (a run may stop during the copy)."""
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(library, kept.with_suffix(".tmp"))
+    return kept.with_suffix(".tmp").replace(kept)
 
 
 def _database_dir(database: ms.database.Database | Path | None, directory: Path) -> str | None:

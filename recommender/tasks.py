@@ -25,6 +25,11 @@ TASKS_FORMAT = 1  # bump when ``prepare``/``lower`` change what a network's task
 register_cpu_tensor_intrinsics()  # before anything creates a TuneContext: saves about a minute
 
 
+def structural_key(mod: tvm.IRModule) -> str:
+    """A workload's structural hash as text: equal for the same kernel in any network or log."""
+    return str(tvm_ffi.structural_hash(mod))
+
+
 @dataclass(frozen=True)
 class Task:
     """One target kernel: ``weight`` counts its occurrences in the network."""
@@ -37,8 +42,8 @@ class Task:
 
     @cached_property
     def structural_key(self) -> str:
-        """The kernel's structural hash: caches and journals key on it, and hashing is not free."""
-        return str(tvm_ffi.structural_hash(self.mod))
+        """Caches and journals key on it, and hashing is not free: computed once per task."""
+        return structural_key(self.mod)
 
     def to_json(self) -> dict:
         d = self.descriptor
@@ -108,7 +113,7 @@ def _task(name: str, workload: tvm.IRModule, weight: int) -> Task:
 
 def _cache_path(network: Network, target: tvm.target.Target) -> Path:
     parts = [
-        str(tvm_ffi.structural_hash(network.mod)),
+        structural_key(network.mod),
         str(target),
         tvm.__version__,
         str(TASKS_FORMAT),

@@ -12,14 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import tvm
-import tvm_ffi
 
 from .baselines import kernel_curve, timed_records
 from .collect import CollectSummary, collect
 from .network import Network
 from .recommend import Recommendation
 from .targets import RemoteDevice
-from .tasks import Task, extract_tasks
+from .tasks import Task, extract_tasks, structural_key
 from .transfer_tune import commit_picks
 from .tuning_log import Stamp, TuningLog
 
@@ -71,7 +70,7 @@ def workload_weights(log: TuningLog, tasks: list[Task]) -> dict[int, int]:
     """Workload index in ``log`` -> how often the network runs that kernel."""
     by_key = {t.structural_key: t.weight for t in tasks}
     _, workloads = timed_records(log)
-    return {i: by_key.get(str(tvm_ffi.structural_hash(w.mod)), 1) for i, w in enumerate(workloads)}
+    return {i: by_key.get(structural_key(w.mod), 1) for i, w in enumerate(workloads)}
 
 
 def estimated_curve(log: TuningLog, tasks: list[Task]) -> list[tuple[float, float]]:
