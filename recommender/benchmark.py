@@ -528,7 +528,12 @@ def evaluate(
         reports = search_all(name, methods)
         net_dir = out / name
         done = {m: net_dir / m for m, r in reports.items() if "skipped" not in r}
-        compared = {m: _digest(reports[m]) for m in done}  # a search redone: compare again
+        # a search redone, or a coarser curve asked for: compare again
+        compared = {
+            "searches": {m: _digest(reports[m]) for m in done},
+            "grid_points": grid_points,
+            "refine": refine,
+        }
         row = _read_json(net_dir / "compare.json")
         if row is None or row.get("compared") != compared:
             row = compare(

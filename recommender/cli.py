@@ -373,7 +373,7 @@ def cmd_evaluate(args) -> int:
     results = evaluate(
         networks,
         methods,
-        args.out,
+        args.out or paths.evaluation_outputs(args.profile, args.quick)[0],
         target,
         dataset_dir=args.dataset,
         grid_points=args.grid or (QUICK_GRID if args.quick else 8),
@@ -614,7 +614,10 @@ def _parser() -> argparse.ArgumentParser:
         "--grid", type=int, default=None, help="points of MetaSchedule's curve (default 8)"
     )
     p.add_argument(
-        "--out", type=Path, default=paths.ROOT / "out" / "evaluate", help="results directory"
+        "--out",
+        type=Path,
+        default=None,
+        help="results directory (default: out/evaluate, with _edge and _quick as chosen)",
     )
     p.add_argument("--page", type=Path, default=None, help="write the results page (Markdown)")
     dataset_option(p)  # held-out models train on it; exhaustive runs add their measurements

@@ -21,3 +21,10 @@ def cache_root() -> Path:
         return Path(os.environ["RECOMMENDER_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "tvm-recommender"
+
+
+def evaluation_outputs(profile: str = "server", quick: bool = False) -> tuple[Path, Path]:
+    """The state directory and results page of an evaluation: one pair per profile and mode, so
+    a quick check (fewer methods, a coarser MetaSchedule curve) never overwrites the full run."""
+    suffix = ("" if profile == "server" else f"_{profile}") + ("_quick" if quick else "")
+    return ROOT / "out" / f"evaluate{suffix}", ROOT / "docs" / f"results{suffix}.md"

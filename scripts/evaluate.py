@@ -4,7 +4,8 @@
 
 Same as ``recommender evaluate --page docs/results.md``. Resumable: each finished search and
 each network's comparison is kept under ``out/evaluate/`` and read back on a rerun. Run it
-alone on the machine (it times everything).
+alone on the machine (it times everything). ``--quick`` (2 networks, 3 methods, under 20
+minutes) keeps its own state and page (``out/evaluate_quick/``, ``docs/results_quick.md``).
 """
 
 import sys
@@ -13,4 +14,5 @@ from recommender import paths
 from recommender.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(["evaluate", "--page", str(paths.ROOT / "docs" / "results.md"), *sys.argv[1:]]))
+    _, page = paths.evaluation_outputs("server", quick="--quick" in sys.argv)
+    sys.exit(main(["evaluate", "--page", str(page), *sys.argv[1:]]))

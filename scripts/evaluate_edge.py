@@ -3,7 +3,8 @@ tracker on a loopback server limited to one thread (a stand-in for a one-core bo
 
     python scripts/evaluate_edge.py [NETWORK ...] [--methods a,b] [--quick]
 
-Writes ``out/evaluate_edge/`` and ``docs/results_edge.md``; resumable like ``evaluate.py``.
+Writes ``out/evaluate_edge/`` and ``docs/results_edge.md`` (with ``--quick``:
+``out/evaluate_edge_quick/``, ``docs/results_edge_quick.md``); resumable like ``evaluate.py``.
 Whole networks are timed on this host with ``TVM_NUM_THREADS=1``. MetaSchedule's reference is
 the corpus log (tuned with every core), timed on one core like every other build.
 """
@@ -17,6 +18,7 @@ from recommender.loopback import loopback_device
 DEFAULTS = ["--methods", "transfer-paper,top-0,top-1,budget-30s"]
 
 if __name__ == "__main__":
+    _, page = paths.evaluation_outputs("edge", quick="--quick" in sys.argv)
     with loopback_device("edge", threads=1) as device:
         code = main(
             [
@@ -25,10 +27,8 @@ if __name__ == "__main__":
                 "edge",
                 "--rpc",
                 str(device),
-                "--out",
-                str(paths.ROOT / "out" / "evaluate_edge"),
                 "--page",
-                str(paths.ROOT / "docs" / "results_edge.md"),
+                str(page),
                 *DEFAULTS,
                 *sys.argv[1:],
             ]

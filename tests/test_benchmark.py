@@ -108,6 +108,12 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     assert (out / "twoconv" / "compare.json").stat().st_mtime_ns != compared
     assert sum(len(k.run_s) for k in load_dataset(dataset, networks=["twoconv"])) == 2
 
+    # a coarser MetaSchedule curve (what --quick asks for) is compared anew, not read back
+    compared = (out / "twoconv" / "compare.json").stat().st_mtime_ns
+    coarse = run(corpus, dataset, target, out, grid_points=2, refine=False)
+    assert (out / "twoconv" / "compare.json").stat().st_mtime_ns != compared
+    assert len(coarse["networks"][0]["curve"]) <= 2
+
     page = write_page(again, tmp_path / "docs" / "results.md", "recommender evaluate --quick")
     text = page.read_text()
     assert "| top-1 | 1 |" in text and "resnet152: no tuning log" in text
