@@ -221,12 +221,22 @@ def search(
     return report
 
 
-def _log_record_counts(source_logs: dict[str, Path]) -> dict[str, int]:
-    """Records per source log: what a cached search is checked against."""
+def _log_record_counts(source_logs: dict[str, Path], target: tvm.target.Target) -> dict[str, int]:
+    """Records per log: what a cached search is checked against.
+
+    Each log is also a network's full-MetaSchedule reference, its tuning time the clock of
+    the time to match: it must have been tuned on ``target``'s CPU.
+    """
     sizes = {}
     for name, path in source_logs.items():
-        log = TuningLog(path)
-        log.unpack()
+        try:
+            log = TuningLog.open(path, target=target, other_cores=True)
+        except InputError as err:
+            raise InputError(
+                f"{err} (the evaluation compares with MetaSchedule tuned on this CPU: run it "
+                "where the corpus was tuned, or rebuild the corpus here with "
+                "scripts/rebuild_corpus.py)"
+            ) from None
         sizes[name] = log.record_count()
     return sizes
 
@@ -263,7 +273,7 @@ def compare(
     The log may come from the same CPU with more cores than ``target`` (the edge profile):
     MetaSchedule's schedules are then timed on ``target``'s cores like every other build.
     """
-    log = TuningLog.open(log_path, target=target, any_cores=True)
+    log = TuningLog.open(log_path, target=target, other_cores=True)
     prepared = prepare(network.mod)
     every = endtoend.Builds(prepared, target, keep=keep)
     metaschedule = MetaScheduleBuilds(network, prepared, target, log, every)
@@ -467,7 +477,7 @@ def evaluate(
     exhaustive = sorted(
         (m for m in methods if METHODS[m].budget is None), key=lambda m: METHODS[m].sources != "all"
     )
-    sizes = _log_record_counts({n: log_dir(n, logs) for n in logged_models(logs)})
+    sizes = _log_record_counts({n: log_dir(n, logs) for n in logged_models(logs)}, target)
     last: dict[str, Network] = {}
 
     def network_of(name: str) -> Network:

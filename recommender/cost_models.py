@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,11 +27,13 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 
 from .errors import InputError
 from .features import FEATURE_NAMES, SCHEMA_VERSION
-from .targets import same_cpu, target_key
+from .targets import same_arch, same_cpu, target_key
 
 # led the leave-one-model-out evaluation over 5 networks (docs/cost-model.md)
 OBJECTIVE = "rank:pairwise"
 RELEVANCE_GRADES = 10  # rank:ndcg learns round(10 x normalised throughput)
+
+logger = logging.getLogger(__name__)
 
 
 class NotFittedError(RuntimeError):
@@ -311,10 +314,18 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
         )
     if metadata.get("feature_names") != list(FEATURE_NAMES):
         raise InputError("feature names differ from this version's schema", path=meta_path)
-    if target is not None and not same_cpu(metadata.get("target_key"), target):
-        raise InputError(
-            f"trained for target {metadata.get('target_key')}, not {target_key(target)}",
-            path=meta_path,
+    trained_for = metadata.get("target_key")
+    if target is not None and not same_cpu(trained_for, target):
+        if not same_arch(trained_for, target):
+            raise InputError(
+                f"trained for target {trained_for}, not {target_key(target)}", path=meta_path
+            )
+        logger.warning(
+            "%s: trained on timings of %s, ranks for %s: train one on logs of this CPU "
+            "(`recommender dataset build`, `recommender train`) to rank better",
+            meta_path,
+            trained_for.get("mcpu") or "no -mcpu",
+            target.attrs.get("mcpu", "no -mcpu"),
         )
     ranker = create(metadata["model"], **metadata["params"])
     ranker.booster_ = _load_booster(xgboost.XGBRanker(), directory / "ranker.json")

@@ -18,6 +18,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from . import paths
 from .errors import InputError
+from .targets import same_cpu
 from .tuning_log import FAILED_RUN_S, TuningLog
 from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 
@@ -106,15 +107,18 @@ def log_dir(model: str, logs: Path = paths.LOGS) -> Path:
 def load_sources(
     logs: dict[str, Path], target: tvm.target.Target, *, top_n: int = 1
 ) -> list[SourceSchedule]:
-    """The ``top_n`` fastest valid records of every workload in each model's log (tuned on
-    ``target``'s CPU, with any core count).
+    """The ``top_n`` fastest valid records of every workload in each model's log (tuned for
+    ``target``'s architecture: logs from another CPU are used with a warning).
 
     Records are picked from the log's JSON before any is decoded: decoding a record replays its
     trace on its workload, and a log holds about 64 records per workload.
     """
-    sources = []
+    sources, other_cpus = [], defaultdict(list)
     for model, path in logs.items():
-        log = TuningLog.open(path, target=target, any_cores=True)
+        log = TuningLog.open(path, target=target, other_cpu=True)
+        tuned_for = log.provenance()["target_key"]
+        if not same_cpu(tuned_for, target):
+            other_cpus[tuned_for["mcpu"] or "no -mcpu"].append(model)
         workloads = [json.loads(line) for line in _lines(log.workloads_path)]
         by_workload: dict[int, list[tuple[float, list]]] = defaultdict(list)
         for line in _lines(log.records_path):
@@ -138,6 +142,14 @@ def load_sources(
                     )
                 )
         logger.info("%s: %d source workloads", model, len(by_workload))
+    if other_cpus:
+        logger.warning(
+            "source logs tuned for another CPU than %s (%s): their schedules are timed on the "
+            "target, but may be slower than ones tuned for it (scripts/rebuild_corpus.py tunes "
+            "the corpus for it)",
+            target.attrs.get("mcpu", "no -mcpu"),
+            "; ".join(f"{cpu}: {', '.join(models)}" for cpu, models in other_cpus.items()),
+        )
     return sources
 
 

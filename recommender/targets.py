@@ -73,10 +73,29 @@ def same_cpu(key: dict | None, target: tvm.target.Target) -> bool:
     return key is not None and all(key.get(k) == ours[k] for k in ("kind", "mtriple", "mcpu"))
 
 
+def target_arch(target: tvm.target.Target) -> str:
+    """The architecture ``target`` builds for: its triple's, or this machine's when it has none."""
+    triple = str(target.attrs.get("mtriple", ""))
+    return triple.split("-")[0] if triple else os.uname().machine
+
+
+def same_arch(key: dict | None, target: tvm.target.Target, arch: str | None = None) -> bool:
+    """True when schedules tuned for ``key`` (on an ``arch`` machine, when known) can be timed
+    on ``target``, maybe on another CPU: the same kind and triple.
+
+    A schedule is a loop transformation of the kernel, not machine code: one tuned on another
+    CPU of the architecture builds and runs here, only maybe slower than one tuned here.
+    """
+    if key is None or key.get("kind") != str(target.kind.name):
+        return False
+    if key.get("mtriple", "") != str(target.attrs.get("mtriple", "")):
+        return False
+    return arch is None or arch == target_arch(target)
+
+
 def is_host_compatible(target: tvm.target.Target) -> bool:
     """True when code built for ``target`` runs on this machine (same triple, or none given)."""
-    triple = str(target.attrs.get("mtriple", ""))
-    return triple == "" or triple.split("-")[0] == os.uname().machine
+    return target_arch(target) == os.uname().machine
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import tvm
 from tvm.s_tir import meta_schedule as ms
 
 from .errors import InputError
-from .targets import same_cpu, target_key
+from .targets import same_arch, same_cpu, target_key
 
 logger = logging.getLogger(__name__)
 
@@ -138,16 +138,22 @@ class TuningLog:
 
     @classmethod
     def open(
-        cls, path: str | Path, *, target: tvm.target.Target | None = None, any_cores: bool = False
+        cls,
+        path: str | Path,
+        *,
+        target: tvm.target.Target | None = None,
+        other_cores: bool = False,
+        other_cpu: bool = False,
     ) -> TuningLog:
-        """Open a log for reading, checking its files (and its target, when given)."""
+        """Open a log for reading, checking its files (and its target, when given: see
+        ``check_compatible``)."""
         log = cls(path)
         log.unpack()
         for required in (log.path / PROVENANCE, log.records_path, log.workloads_path):
             if not required.exists():
                 raise InputError("not a tuning log: file missing", path=required)
         if target is not None:
-            log.check_compatible(target, any_cores=any_cores)
+            log.check_compatible(target, other_cores=other_cores, other_cpu=other_cpu)
         log.validate(repair=False)
         return log
 
@@ -191,10 +197,14 @@ class TuningLog:
         tmp.write_text(json.dumps(provenance, indent=1) + "\n")
         tmp.replace(self.path / PROVENANCE)
 
-    def check_compatible(self, target: tvm.target.Target, *, any_cores: bool = False) -> None:
+    def check_compatible(
+        self, target: tvm.target.Target, *, other_cores: bool = False, other_cpu: bool = False
+    ) -> None:
         """Refuse a log from another TVM version or target: its times would not compare.
 
-        ``any_cores`` accepts the same CPU with another core count (for reading sources).
+        ``other_cores`` accepts the same CPU with another core count (a reference timed again
+        on fewer cores); ``other_cpu`` any CPU of the architecture (transfer sources: only
+        their schedules are used, and timed again on ``target``).
         """
         provenance = self.provenance()
         where = self.path / PROVENANCE
@@ -203,8 +213,12 @@ class TuningLog:
                 f"written by TVM {provenance.get('tvm')}, this is TVM {tvm.__version__}", path=where
             )
         expected, got = target_key(target), provenance.get("target_key")
-        if got != expected and not (any_cores and same_cpu(got, target)):
-            raise InputError(f"written for target {got}, expected {expected}", path=where)
+        if got == expected or (other_cores and same_cpu(got, target)):
+            return
+        arch = provenance.get("machine", {}).get("arch")
+        if other_cpu and same_arch(got, target, arch):
+            return
+        raise InputError(f"written for target {got}, expected {expected}", path=where)
 
     def validate(self, *, repair: bool) -> tuple[int, int]:
         """Check every line parses and every record names a stored workload.

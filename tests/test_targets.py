@@ -55,6 +55,19 @@ def test_rpc_spec():
         RemoteDevice.parse("127.0.0.1:pi4")
 
 
+def test_logs_tuned_on_another_cpu_of_the_architecture_are_sources_with_a_warning(
+    conv_log, target, caplog
+):
+    other = "skylake" if target.attrs["mcpu"] != "skylake" else "znver3"
+    here = parse_target(f"llvm -mcpu={other} -num-cores=2")
+    sources = load_sources({"tinyconv": conv_log[0]}, here, top_n=1)
+    assert sources
+    assert f"tuned for another CPU than {other} ({target.attrs['mcpu']}: tinyconv)" in caplog.text
+    board = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4")
+    with pytest.raises(InputError, match="provenance.json: written for target"):
+        load_sources({"tinyconv": conv_log[0]}, board)
+
+
 def elf_machines(archive) -> set[int]:
     with tarfile.open(archive) as tar:
         objects = [tar.extractfile(m).read() for m in tar.getmembers() if m.name.endswith(".o")]

@@ -37,7 +37,9 @@ def test_the_ranker_beats_random_on_held_out_networks(tiny_dataset):
     assert means["xgb"]["top10"] == pytest.approx(1.0)  # 8 candidates: top-10 times them all
 
 
-def test_saved_model_predicts_identically_and_refuses_another_target(tiny_dataset, tmp_path):
+def test_saved_model_predicts_identically_and_refuses_another_architecture(
+    tiny_dataset, tmp_path, caplog
+):
     data = training_set(load_dataset(tiny_dataset))
     model = train(data, n_estimators=30, max_depth=3)
     from recommender.targets import parse_target
@@ -49,6 +51,8 @@ def test_saved_model_predicts_identically_and_refuses_another_target(tiny_datase
     np.testing.assert_array_equal(
         model.failure.predict_proba(data.X), loaded.failure.predict_proba(data.X)
     )
+    cost_models.load(tmp_path, target=parse_target("llvm -mcpu=skylake -num-cores=2"))
+    assert "trained on timings of znver3, ranks for skylake" in caplog.text
     board = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4")
     with pytest.raises(InputError, match="metadata.json: trained for target .*znver3"):
         cost_models.load(tmp_path, target=board)

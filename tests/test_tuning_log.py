@@ -84,13 +84,25 @@ def test_log_for_another_target_or_tvm_version_is_refused(log_copy, target):
     assert (log_copy / "database_tuning_record.json").read_bytes() == before
 
 
-def test_another_core_count_is_refused_for_tuning_but_read_as_sources(log_copy, target):
-    more_cores = parse_target(
-        json.dumps({**json.loads(str(target)), "num-cores": int(target.attrs["num-cores"]) + 1})
-    )
+def retarget(target, **attrs):
+    return parse_target(json.dumps({**json.loads(str(target)), **attrs}))
+
+
+def test_another_core_count_is_refused_for_tuning_but_read_as_a_reference(log_copy, target):
+    more_cores = retarget(target, **{"num-cores": int(target.attrs["num-cores"]) + 1})
     with pytest.raises(InputError, match="written for target"):
         TuningLog.create_or_resume(log_copy, target=more_cores, network="conv8x16", budget={})
-    assert TuningLog.open(log_copy, target=more_cores, any_cores=True).record_count() > 0
+    assert TuningLog.open(log_copy, target=more_cores, other_cores=True).record_count() > 0
+
+
+def test_another_cpu_of_the_architecture_is_read_as_sources_only(log_copy, target):
+    other_cpu = retarget(target, mcpu="skylake" if target.attrs["mcpu"] != "skylake" else "znver3")
+    with pytest.raises(InputError, match="written for target"):
+        TuningLog.open(log_copy, target=other_cpu, other_cores=True)
+    assert TuningLog.open(log_copy, target=other_cpu, other_cpu=True).record_count() > 0
+    board = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4")
+    with pytest.raises(InputError, match="written for target .*, expected .*aarch64"):
+        TuningLog.open(log_copy, target=board, other_cpu=True)
 
 
 def test_records_without_provenance_are_not_mixed_into(tmp_path, target):
