@@ -1,22 +1,29 @@
-"""Write the data card of the shipped tuning logs: datasets/logs/README.md.
+"""Write the data cards of the shipped tuning logs and transfer-benefit dataset:
+datasets/logs/README.md and datasets/transfer/README.md.
 
     python scripts/data_card.py [--time]
 
-Per network: tasks, budget, records, failures, tuning time, dates; with ``--time`` also the
-untuned and MetaSchedule-tuned end-to-end latency, measured interleaved on this machine and cached
-in ``<log>/endtoend.json`` (remeasured when the log has grown). Run it alone on the machine.
+Logs, per network: tasks, budget, records, failures, tuning time, dates; with ``--time`` also
+the untuned and MetaSchedule-tuned end-to-end latency, measured interleaved on this machine (the
+logs' CPU) and cached in ``<log>/endtoend.json`` (remeasured when the log has grown). Run it
+alone on the machine. Dataset, per target network: kernels, candidates, failures, gains.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
+from collections import Counter
 
+import numpy as np
 import tvm
 
 from recommender import endtoend, paths
-from recommender.targets import host_target
+from recommender.dataset import STATUSES, dataset_provenance, load_dataset
+from recommender.sources import load_sources
+from recommender.targets import host_target, parse_target
 from recommender.tasks import prepare
 from recommender.tuning_log import FAILED_RUN_S, TuningLog
 from recommender.zoo import load_zoo_network, zoo_names
@@ -64,7 +71,7 @@ def main() -> int:
         if not (paths.LOGS / name / "provenance.json").exists():
             rows.append(f"| {name} | not collected yet | | | | | | |")
             continue
-        log = TuningLog.open(paths.LOGS / name, target=target)
+        log = TuningLog.open(paths.LOGS / name, target=target if args.time else None)
         provenance = log.provenance()
         first = first or provenance
         stamps = log.stamps()
@@ -108,7 +115,63 @@ def main() -> int:
     ]
     (paths.LOGS / "README.md").write_text("\n".join(card))
     print("\n".join(card))
+    print(dataset_card(paths.TRANSFER))
     return 0
+
+
+def dataset_card(directory) -> str:
+    """Write ``directory``'s data card; returns it."""
+    provenance = dataset_provenance(directory)
+    kernels = load_dataset(directory)
+    logs = {n: paths.LOGS / n for n in zoo_names() if (paths.LOGS / n).is_dir()}
+    target = parse_target(json.dumps(provenance["target"]))
+    best_records = {s.trace_key for s in load_sources(logs, target, top_n=1)}
+    rows = []
+    for name in zoo_names():
+        mine = [k for k in kernels if k.network == name]
+        if not mine:
+            rows.append(f"| {name} | no kernels yet | | | | | |")
+            continue
+        candidates = sum(len(k.run_s) for k in mine)
+        failed = Counter(STATUSES[s] for k in mine for s in k.status if STATUSES[s] != "ok")
+        gains = [k.untuned_s / k.best_s for k in mine if np.isfinite(k.untuned_s)]
+        improved = sum(g > 1 for g in gains)
+        deeper = any(r not in best_records for k in mine for r in k.records)
+        rows.append(
+            f"| {name} | {'top ' + str(provenance['top_n']) if deeper else 'best only'} | "
+            f"{len(mine)} | {candidates} | {candidates / len(mine):.0f} | "
+            f"{', '.join(f'{n} {s}' for s, n in sorted(failed.items())) or '0'} | "
+            f"{improved}/{len(gains)} (median {statistics.median(gains):.1f}x) |"
+        )
+    total = sum(len(k.run_s) for k in kernels)
+    card = [
+        "# Data card: the transfer-benefit dataset",
+        "",
+        "Every (source record, target kernel) pair of the same kernel class across the zoo,",
+        "leave-one-model-out (a network's kernels only get records of the other networks'",
+        "logs), each candidate applied, featurised (schema `recommender/features.py`), checked",
+        "against the unscheduled kernel and timed beside the untuned kernel. Made by `recommender",
+        "dataset build --top-n N` (the N best records per source workload) and by the",
+        "evaluation's exhaustive runs over every other network, which add the pairs of each",
+        "source workload's best record (`recommender evaluate`); the column 'source records'",
+        "says which a network holds. The cost model in `models/default/` is trained on all of",
+        "it (`recommender train`).",
+        "",
+        f"- machine: {provenance['machine']['cpu']} ({provenance['machine']['arch']}), "
+        f"target `{json.dumps(provenance['target'])}`",
+        f"- TVM {provenance['tvm']}; feature schema {provenance['schema']} "
+        f"({provenance['features']} features); `--top-n` {provenance['top_n']}; "
+        f"started {provenance['started']}",
+        f"- {len(kernels)} kernels, {total} candidates",
+        "",
+        "| target network | source records | kernels | candidates | per kernel | failed (stage) "
+        "| kernels improved (best candidate vs untuned) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        *rows,
+        "",
+    ]
+    (directory / "README.md").write_text("\n".join(card))
+    return "\n".join(card)
 
 
 if __name__ == "__main__":
