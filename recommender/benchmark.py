@@ -241,7 +241,9 @@ def _log_record_counts(source_logs: dict[str, Path], target: tvm.target.Target) 
     return sizes
 
 
-def _digest(report: dict) -> str:
+def search_digest(report: dict) -> str:
+    """What a comparison records of each search it timed: a search redone with another result
+    makes it compare again."""
     return hashlib.sha256(json.dumps(report, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -540,7 +542,7 @@ def evaluate(
         done = {m: net_dir / m for m, r in reports.items() if "skipped" not in r}
         # a search redone, or a coarser curve asked for: compare again
         compared = {
-            "searches": {m: _digest(reports[m]) for m in done},
+            "searches": {m: search_digest(reports[m]) for m in done},
             "grid_points": grid_points,
             "refine": refine,
         }

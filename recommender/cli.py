@@ -584,8 +584,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--objective",
         choices=["rank:pairwise", "rank:ndcg"],
-        help="XGBoost ranking objective (default rank:pairwise, which led the "
-        "leave-one-model-out evaluation)",
+        help="XGBoost ranking objective (default rank:ndcg, which led the "
+        "leave-one-model-out evaluation at k >= 2)",
     )
 
     p = command(

@@ -1,7 +1,8 @@
-"""The evaluation's results page: tables in Markdown and two figures, from ``results.json``."""
+"""The evaluation's results page: tables in Markdown, two figures and the JSON of every number."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 PAPER = (
@@ -144,10 +145,11 @@ def plot_share_of_max(results: dict, path: Path) -> None:
 
 
 def write_page(results: dict, page: Path, command: str) -> Path:
-    """``page`` (Markdown), its figures in the directory of the same name (``docs/results.md``
-    -> ``docs/results/``); returns the page's path."""
+    """``page`` (Markdown), its figures and every number (``evaluate.json``) in the directory
+    of the same name (``docs/results.md`` -> ``docs/results/``); returns the page's path."""
     figures = page.with_suffix("")
     figures.mkdir(parents=True, exist_ok=True)
+    (figures / "evaluate.json").write_text(json.dumps(results, indent=1) + "\n")
     plot_speedup_vs_search(results, figures / "speedup_vs_search.png")
     plot_share_of_max(results, figures / "share_of_max.png")
     lines = [
@@ -170,6 +172,8 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         f"Note: {results['note']}. PyTorch eager (what users run without a compiler) is the "
         "zoo's own torchvision/transformers module on the same input, as many threads as the "
         "target has cores, timed in the same interleaved rounds when torch is installed.",
+        "",
+        f"Every number: [`{figures.name}/evaluate.json`]({figures.name}/evaluate.json).",
         "",
         "## Means over networks",
         "",
