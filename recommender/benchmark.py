@@ -45,11 +45,11 @@ from .network import Network
 from .recommend import Budget, recommend
 from .report import UNTUNED_NOTE, recommendation_summary, summary
 from .sources import load_sources, log_dir, logged_models, resolve_sources
-from .targets import RemoteDevice
+from .targets import RemoteDevice, same_cpu, target_key
 from .tasks import prepare
 from .training import check_trainable, train, training_set
 from .transfer_tune import TransferRun, transfer_tune, write_database, write_records
-from .tuning_log import TuningLog, cpu_model
+from .tuning_log import PROVENANCE, TuningLog, cpu_model
 from .zoo import families, load_zoo_network, zoo_names
 
 logger = logging.getLogger(__name__)
@@ -229,14 +229,17 @@ def _log_record_counts(source_logs: dict[str, Path], target: tvm.target.Target) 
     """
     sizes = {}
     for name, path in source_logs.items():
-        try:
-            log = TuningLog.open(path, target=target, other_cores=True)
-        except InputError as err:
+        log = TuningLog.open(path)
+        tuned_for = log.provenance().get("target_key")
+        if not same_cpu(tuned_for, target):
             raise InputError(
-                f"{err} (the evaluation compares with MetaSchedule tuned on this CPU: run it "
-                "where the corpus was tuned, or rebuild the corpus here with "
-                "scripts/rebuild_corpus.py)"
-            ) from None
+                f"tuned for {tuned_for}, not for this evaluation's {target_key(target)}: "
+                "MetaSchedule's log is the reference and its clock, so it must come from this "
+                "CPU (run where the corpus was tuned, or rebuild the corpus with "
+                "scripts/rebuild_corpus.py)",
+                path=path / PROVENANCE,
+            )
+        log.check_compatible(target, other_cores=True)
         sizes[name] = log.record_count()
     return sizes
 

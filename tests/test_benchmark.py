@@ -10,9 +10,9 @@ from tiny import two_conv_net
 from recommender.benchmark import evaluate, held_out_model, search_digest
 from recommender.collect import collect
 from recommender.dataset import load_dataset
-from recommender.errors import RecommenderError
+from recommender.errors import InputError, RecommenderError
 from recommender.results_page import write_page
-from recommender.targets import host_target
+from recommender.targets import host_target, parse_target
 
 METHODS = ["transfer-paper", "transfer-all", "top-0", "top-1"]
 
@@ -158,3 +158,12 @@ def test_a_held_out_model_trained_on_another_state_of_the_dataset_is_refused(
     next(changed.glob("*/*.npz")).unlink()
     with pytest.raises(RecommenderError, match="trained on another state of"):
         held_out_model("twoconv", changed, model_dir, target)
+
+
+def test_an_evaluation_on_another_cpu_than_the_corpus_stops_at_once(corpus, tmp_path):
+    other = parse_target("llvm -mcpu=skylake -num-cores=2")
+    if other.attrs["mcpu"] == host_target().attrs["mcpu"]:
+        other = parse_target("llvm -mcpu=znver3 -num-cores=2")
+    with pytest.raises(InputError, match="provenance.json: tuned for .*MetaSchedule's log is"):
+        run(corpus, tmp_path / "dataset", other, tmp_path / "evaluate", load_network=not_loaded)
+    assert not (tmp_path / "evaluate").exists()
