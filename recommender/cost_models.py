@@ -296,8 +296,9 @@ def save(
 
 
 def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostModel:
-    """Load a saved cost model; another feature schema, or another CPU than ``target``'s, is
-    refused (another core count is not: the ranking is per kernel, relative)."""
+    """Load a saved cost model; another feature schema, or another architecture than
+    ``target``'s, is refused. Another core count is not (the ranking is per kernel, relative),
+    and another CPU of the architecture only warns: its timings rank less well here."""
     meta_path = directory / "metadata.json"
     try:
         metadata = json.loads(meta_path.read_text())

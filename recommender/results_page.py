@@ -162,7 +162,7 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         "Protocol: leave-one-model-out. A network's own log is never a source; the recommender's "
         "cost model is retrained without the network's kernels and without rows whose source "
         "came from it, on the transfer-benefit dataset, whose rank-0 pairs are what the "
-        "exhaustive runs (`transfer-all`, run on every network first) measured. Every build "
+        "exhaustive runs (`transfer-all`) measured. Every build "
         "is checked against the untuned outputs before it is timed; "
         "all builds of a network are timed in one interleaved run (medians of 5 rounds). "
         "Search time counts ranking, applying, building, checking and timing candidates; task "

@@ -67,7 +67,7 @@ def same_cpu(key: dict | None, target: tvm.target.Target) -> bool:
     """True when a stored ``target_key`` names ``target``'s CPU, whatever its core count.
 
     Schedules tuned with more cores replay on fewer (parallel loops just run on fewer threads),
-    so source logs and cost models may come from the same CPU with another core count.
+    so a MetaSchedule reference may come from the same CPU with another core count.
     """
     ours = target_key(target)
     return key is not None and all(key.get(k) == ours[k] for k in ("kind", "mtriple", "mcpu"))
