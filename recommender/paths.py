@@ -1,13 +1,15 @@
-"""Where the shipped data lives: ``datasets/`` and ``models/`` beside the package."""
+"""Where the data lives: ``datasets/`` and ``models/`` beside the package, or under
+``$RECOMMENDER_HOME`` (a corpus rebuilt for another machine); the model zoo always ships here."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-ROOT = Path(os.environ.get("RECOMMENDER_HOME", Path(__file__).resolve().parent.parent))
+CHECKOUT = Path(__file__).resolve().parent.parent
+ROOT = Path(os.environ.get("RECOMMENDER_HOME", CHECKOUT))
 DATASETS = ROOT / "datasets"
-ZOO = DATASETS / "zoo"
+ZOO = CHECKOUT / "datasets" / "zoo"  # the networks themselves, not machine-specific
 LOGS = DATASETS / "logs"
 TRANSFER = DATASETS / "transfer"  # the transfer-benefit dataset
 MODELS = ROOT / "models"
