@@ -305,7 +305,7 @@ def compare(
         for m in method_dirs
         if m in builds
     }
-    eager, eager_missing = _pytorch_eager(network.name, int(target.attrs["num-cores"]))
+    eager, eager_missing = pytorch_eager(network.name, int(target.attrs["num-cores"]))
     times = _time_unique({**builds, **probes}, network, {"pytorch_eager": eager} if eager else {})
     eager_s = times.get("pytorch_eager")
     curve = [(s, times[f"ms@{s}"]) for s in grid]
@@ -361,7 +361,7 @@ def _time_unique(
     }
 
 
-def _pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
+def pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
     """A timing round of the zoo network in PyTorch eager, or why there is none."""
     if name not in zoo_names():
         return None, "not a zoo network"
