@@ -115,7 +115,8 @@ def main() -> int:
     ]
     (paths.LOGS / "README.md").write_text("\n".join(card))
     print("\n".join(card))
-    print(dataset_card(paths.TRANSFER))
+    if (paths.TRANSFER / "provenance.json").exists():
+        print(dataset_card(paths.TRANSFER))
     return 0
 
 
