@@ -229,7 +229,8 @@ def _log_record_counts(source_logs: dict[str, Path], target: tvm.target.Target) 
     """
     sizes = {}
     for name, path in source_logs.items():
-        log = TuningLog.open(path)
+        log = TuningLog(path)  # read in full later, by the searches and the comparison
+        log.unpack()
         tuned_for = log.provenance().get("target_key")
         if not same_cpu(tuned_for, target):
             raise InputError(
