@@ -365,6 +365,9 @@ def cmd_evaluate(args) -> int:
     remote = RemoteDevice.parse(args.rpc) if args.rpc else None
     if remote is not None:
         remote.check()
+    out, default_page = paths.evaluation_outputs(args.profile, args.quick)
+    out = args.out or out
+    page = default_page if args.page is True else args.page
     command = " ".join(
         ["recommender evaluate", *networks, "--methods", ",".join(methods)]
         + (["--quick"] if args.quick else [])
@@ -373,14 +376,14 @@ def cmd_evaluate(args) -> int:
     results = evaluate(
         networks,
         methods,
-        args.out or paths.evaluation_outputs(args.profile, args.quick)[0],
+        out,
         target,
         dataset_dir=args.dataset,
         grid_points=args.grid or (QUICK_GRID if args.quick else 8),
         refine=not args.quick,
         remote=remote,
         progress=not args.json,
-        on_results=(lambda results: write_page(results, args.page, command)) if args.page else None,
+        on_results=(lambda results: write_page(results, page, command)) if page else None,
     )
     if args.json:
         _print_json(results)
@@ -397,8 +400,7 @@ def cmd_evaluate(args) -> int:
         for name, m in results["means"].items()
     ]
     print(_table(rows, ["method", "networks", "speedup", "share of max", "search s", "ttm/search"]))
-    page = f"; page {args.page}" if args.page else ""
-    print(f"every number in {args.out / 'results.json'}{page}")
+    print(f"every number in {out / 'results.json'}" + (f"; page {page}" if page else ""))
     return 0
 
 
@@ -619,7 +621,15 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="results directory (default: out/evaluate, with _edge and _quick as chosen)",
     )
-    p.add_argument("--page", type=Path, default=None, help="write the results page (Markdown)")
+    p.add_argument(
+        "--page",
+        type=Path,
+        nargs="?",
+        const=True,
+        default=None,
+        help="write the results page (Markdown); without a path: docs/results.md, with _edge and "
+        "_quick as chosen",
+    )
     dataset_option(p)  # held-out models train on it; exhaustive runs add their measurements
     profile_option(p)
     target_options(p)

@@ -2,17 +2,16 @@
 
     python scripts/evaluate.py [--quick] [NETWORK ...] [--methods a,b]
 
-Same as ``recommender evaluate --page docs/results.md``. Resumable: each finished search and
-each network's comparison is kept under ``out/evaluate/`` and read back on a rerun. Run it
-alone on the machine (it times everything). ``--quick`` (2 networks, 3 methods, under 20
-minutes) keeps its own state and page (``out/evaluate_quick/``, ``docs/results_quick.md``).
+Same as ``recommender evaluate ... --page`` (the page of the mode chosen). Resumable: each
+finished search and each network's comparison is kept under ``out/evaluate/`` and read back on
+a rerun. Run it alone on the machine (it times everything). ``--quick`` (2 networks, 3
+methods, under 20 minutes) keeps its own state and page (``out/evaluate_quick/``,
+``docs/results_quick.md``).
 """
 
 import sys
 
-from recommender import paths
 from recommender.cli import main
 
 if __name__ == "__main__":
-    _, page = paths.evaluation_outputs("server", quick="--quick" in sys.argv)
-    sys.exit(main(["evaluate", "--page", str(page), *sys.argv[1:]]))
+    sys.exit(main(["evaluate", *sys.argv[1:], "--page"]))

@@ -11,14 +11,12 @@ the corpus log (tuned with every core), timed on one core like every other build
 
 import sys
 
-from recommender import paths
 from recommender.cli import main
 from recommender.loopback import loopback_device
 
 DEFAULTS = ["--methods", "transfer-paper,top-0,top-1,budget-30s"]
 
 if __name__ == "__main__":
-    _, page = paths.evaluation_outputs("edge", quick="--quick" in sys.argv)
     with loopback_device("edge", threads=1) as device:
         code = main(
             [
@@ -27,10 +25,9 @@ if __name__ == "__main__":
                 "edge",
                 "--rpc",
                 str(device),
-                "--page",
-                str(page),
                 *DEFAULTS,
                 *sys.argv[1:],
+                "--page",
             ]
         )
     sys.exit(code)
