@@ -22,9 +22,10 @@ import tvm
 
 from recommender import endtoend, paths
 from recommender.dataset import STATUSES, dataset_provenance, load_dataset
-from recommender.sources import load_sources
-from recommender.targets import host_target, parse_target
+from recommender.features import FEATURE_NAMES
+from recommender.targets import host_target
 from recommender.tasks import prepare
+from recommender.training import applied_rows
 from recommender.tuning_log import FAILED_RUN_S, TuningLog
 from recommender.zoo import load_zoo_network, zoo_names
 
@@ -124,9 +125,7 @@ def dataset_card(directory) -> str:
     """Write ``directory``'s data card; returns it."""
     provenance = dataset_provenance(directory)
     kernels = load_dataset(directory)
-    logs = {n: paths.LOGS / n for n in zoo_names() if (paths.LOGS / n).is_dir()}
-    target = parse_target(json.dumps(provenance["target"]))
-    best_records = {s.trace_key for s in load_sources(logs, target, top_n=1)}
+    source_rank = FEATURE_NAMES.index("s_rank")  # 0 = the best record of its workload
     rows = []
     for name in zoo_names():
         mine = [k for k in kernels if k.network == name]
@@ -137,7 +136,7 @@ def dataset_card(directory) -> str:
         failed = Counter(STATUSES[s] for k in mine for s in k.status if STATUSES[s] != "ok")
         gains = [k.untuned_s / k.best_s for k in mine if np.isfinite(k.untuned_s)]
         improved = sum(g > 1 for g in gains)
-        deeper = any(r not in best_records for k in mine for r in k.records)
+        deeper = any((k.features[applied_rows(k), source_rank] > 0).any() for k in mine)
         rows.append(
             f"| {name} | {'top ' + str(provenance['top_n']) if deeper else 'best only'} | "
             f"{len(mine)} | {candidates} | {candidates / len(mine):.0f} | "
