@@ -195,9 +195,9 @@ def collect(
         budget_trials=budget["trials_total"],
         trials_before=done,
     )
-    remaining = budget["trials_total"] - done
+    remaining = log.trials_left(total)
     if remaining <= 0:
-        summary.status = "budget already spent"
+        summary.status = "budget already spent" if done >= total else "search already finished"
         summary.best_s = best_times(log)
         return summary
     stamps = log.stamps()
@@ -208,6 +208,7 @@ def collect(
     session = {
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "status": "running",  # stays so if the process is killed
+        "budget_trials": total,
     }
     provenance["sessions"].append(session)
     log.write_provenance(provenance)

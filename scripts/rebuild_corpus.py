@@ -41,9 +41,7 @@ def trials_left(networks: list[str], per_task: int, target) -> dict[str, int]:
     left = {}
     for name in networks:
         budget = per_task * len(extract_tasks(load_zoo_network(name), target))
-        log = paths.LOGS / name
-        done = TuningLog(log).record_count() if (log / "provenance.json").exists() else 0
-        left[name] = max(budget - done, 0)
+        left[name] = TuningLog(paths.LOGS / name).trials_left(budget)
     return left
 
 

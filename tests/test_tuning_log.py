@@ -42,6 +42,17 @@ def test_every_record_has_a_timestamp_in_order(conv_log):
     assert summary.best_s["fused_conv2d_relu"] == min(s.run_s for s in stamps if s.run_s)
 
 
+def test_a_search_that_stopped_early_on_its_own_is_not_resumed(log_copy):
+    log = TuningLog(log_copy)  # 8 records of a session that aimed at 8
+    assert log.trials_left(8) == 0
+    assert log.trials_left(12) == 4  # a larger budget goes on
+    provenance = log.provenance()
+    provenance["sessions"][-1]["budget_trials"] = 12  # as if MetaSchedule had stopped at 8 of 12
+    log.write_provenance(provenance)
+    assert log.trials_left(12) == 0
+    assert log.trials_left(16) == 8
+
+
 def test_half_written_last_line_is_moved_aside_on_resume(log_copy, target):
     records = log_copy / "database_tuning_record.json"
     whole = records.read_bytes()
