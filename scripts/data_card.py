@@ -86,7 +86,9 @@ def main() -> int:
         per_task = provenance["budget"].get("trials_per_task", 0)
         tasks = provenance["budget"].get("trials_total", 0) // max(per_task, 1)
         total = provenance["budget"].get("trials_total", 0)
-        records = f"{len(stamps)}" + (f" (of {total}: resumes)" if len(stamps) < total else "")
+        records = f"{len(stamps)}"
+        if len(stamps) < total:
+            records += f" (of {total}: {'resumes' if log.trials_left(total) else 'search ended'})"
         rows.append(
             f"| {name} | {per_task} x {tasks} | {records} | {failures} | "
             f"{tuning_s / 60:.1f} | {latency} | {', '.join(dates)} | {len(sessions)} |"
@@ -101,7 +103,9 @@ def main() -> int:
         "`provenance.json` and `timestamps.jsonl` (tuning seconds when each record was measured).",
         "The three line files are stored gzipped (`NAME.gz`, about 25x smaller); opening a",
         "log (`TuningLog.open`, every command) recreates the plain files TVM reads. A network",
-        "below its budget is resumed by the same `collect` command.",
+        "below its budget is resumed by the same `collect` command, unless MetaSchedule ended",
+        "the search itself ('search ended': tasks with a one-schedule design space are measured",
+        "once, the others stop at 2 x 64 trials; docs/tvm.md, Task schedulers).",
         "",
         f"- machine: {machine.get('cpu', '?')} ({machine.get('arch', '?')}), "
         f"target `{json.dumps(first['target']) if first else '?'}`",
