@@ -195,7 +195,7 @@ def collect(
         budget_trials=budget["trials_total"],
         trials_before=done,
     )
-    remaining = log.trials_left(total)
+    remaining = log.trials_left(total, done)
     if remaining <= 0:
         summary.status = "budget already spent" if done >= total else "search already finished"
         summary.best_s = best_times(log)

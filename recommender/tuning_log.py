@@ -264,15 +264,25 @@ class TuningLog:
         with self.records_path.open("rb") as f:
             return sum(1 for line in f if line.strip())
 
-    def trials_left(self, total: int) -> int:
-        """Trials still to run toward a budget of ``total``. None once a session aiming at
-        ``total`` or more finished on its own: MetaSchedule stops early when no task has an
-        unmeasured candidate left or every task is at its cap, and a rerun would only restart
-        the per-task caps, not continue the same search."""
+    def search_ended(self, total: int) -> bool:
+        """Whether a session aiming at ``total`` trials or more finished on its own.
+
+        MetaSchedule stops early when no task has an unmeasured candidate left or every task is
+        at its cap; a rerun would only restart the per-task caps, not continue the same search.
+        """
         sessions = self.provenance()["sessions"] if (self.path / PROVENANCE).exists() else []
-        if any(s["status"] == "finished" and s.get("budget_trials", 0) >= total for s in sessions):
+        return any(
+            s["status"] == "finished" and s.get("budget_trials", 0) >= total for s in sessions
+        )
+
+    def trials_left(self, total: int, done: int | None = None) -> int:
+        """Trials still to run toward a budget of ``total``; 0 once the search ended.
+
+        ``done`` is the record count when the caller has it already.
+        """
+        if self.search_ended(total):
             return 0
-        return max(total - self.record_count(), 0)
+        return max(total - (self.record_count() if done is None else done), 0)
 
     def append_stamps(self, stamps: list[Stamp]) -> None:
         with (self.path / TIMESTAMPS).open("a") as f:

@@ -88,7 +88,7 @@ def main() -> int:
         total = provenance["budget"].get("trials_total", 0)
         records = f"{len(stamps)}"
         if len(stamps) < total:
-            records += f" (of {total}: {'resumes' if log.trials_left(total) else 'search ended'})"
+            records += f" (of {total}: {'search ended' if log.search_ended(total) else 'resumes'})"
         rows.append(
             f"| {name} | {per_task} x {tasks} | {records} | {failures} | "
             f"{tuning_s / 60:.1f} | {latency} | {', '.join(dates)} | {len(sessions)} |"

@@ -49,6 +49,7 @@ def test_a_search_that_stopped_early_on_its_own_is_not_resumed(log_copy):
     provenance = log.provenance()
     provenance["sessions"][-1]["budget_trials"] = 12  # as if MetaSchedule had stopped at 8 of 12
     log.write_provenance(provenance)
+    assert log.search_ended(12) and not log.search_ended(16)
     assert log.trials_left(12) == 0
     assert log.trials_left(16) == 8
 
