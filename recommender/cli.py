@@ -352,9 +352,11 @@ def cmd_evaluate(args) -> int:
     from .profiles import PROFILES
     from .results_page import write_page
     from .targets import RemoteDevice
-    from .zoo import zoo_names
+    from .zoo import zoo_entry, zoo_names
 
     networks = args.networks or list(QUICK_NETWORKS if args.quick else zoo_names())
+    for name in networks:
+        zoo_entry(name)  # a typo stops here, not after the other networks' runs
     methods = (
         args.methods.split(",") if args.methods else list(QUICK_METHODS if args.quick else METHODS)
     )

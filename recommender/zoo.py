@@ -67,12 +67,17 @@ def zoo_names() -> list[str]:
     return list(zoo_index())
 
 
-def load_zoo_network(name: str, *, seed: int = 0) -> Network:
-    """Load a zoo network and bind seeded random weights (needs TVM only, no torch)."""
+def zoo_entry(name: str) -> ZooEntry:
+    """The index entry of a zoo model; an unknown name is an input error that lists the zoo."""
     index = zoo_index()
     if name not in index:
         raise InputError(f"unknown zoo model {name!r}; choose one of: {', '.join(index)}")
-    entry = index[name]
+    return index[name]
+
+
+def load_zoo_network(name: str, *, seed: int = 0) -> Network:
+    """Load a zoo network and bind seeded random weights (needs TVM only, no torch)."""
+    entry = zoo_entry(name)
     try:
         text = gzip.decompress(entry.file.read_bytes()).decode()
         mod = tvm.ir.load_json(text)

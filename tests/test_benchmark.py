@@ -8,6 +8,7 @@ import pytest
 from tiny import two_conv_net
 
 from recommender.benchmark import evaluate, held_out_model, search_digest
+from recommender.cli import main
 from recommender.collect import collect
 from recommender.dataset import load_dataset
 from recommender.errors import InputError, RecommenderError
@@ -167,3 +168,16 @@ def test_an_evaluation_on_another_cpu_than_the_corpus_stops_at_once(corpus, tmp_
     with pytest.raises(InputError, match="provenance.json: tuned for .*MetaSchedule's log is"):
         run(corpus, tmp_path / "dataset", other, tmp_path / "evaluate", load_network=not_loaded)
     assert not (tmp_path / "evaluate").exists()
+
+
+def test_the_cli_refuses_a_typo_or_a_corpus_of_another_cpu_before_any_run(tmp_path, capsys):
+    out = tmp_path / "evaluate"
+    assert main(["evaluate", "resnet18", "--methods", "top-7", "--out", str(out)]) == 2
+    assert "unknown method 'top-7'; known: transfer-paper" in capsys.readouterr().err
+    assert main(["evaluate", "resnet18", "resnet81", "--out", str(out)]) == 2
+    assert "unknown zoo model 'resnet81'; choose one of: " in capsys.readouterr().err
+    # the shipped corpus was tuned on an AMD EPYC (znver3): timings of another CPU are no match
+    skylake = "llvm -mcpu=skylake -num-cores=2"
+    assert main(["evaluate", "resnet18", "--target", skylake, "--out", str(out)]) == 2
+    assert "provenance.json: tuned for" in capsys.readouterr().err
+    assert not out.exists()
