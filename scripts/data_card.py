@@ -84,8 +84,8 @@ def main() -> int:
         untuned, tuned = times.get("untuned_ms"), times.get("metaschedule_ms")
         latency = f"{untuned:.2f} / {tuned:.2f}" if untuned and tuned else "not measured"
         per_task = provenance["budget"].get("trials_per_task", 0)
-        tasks = provenance["budget"].get("trials_total", 0) // max(per_task, 1)
         total = provenance["budget"].get("trials_total", 0)
+        tasks = total // max(per_task, 1)
         records = f"{len(stamps)}"
         if len(stamps) < total:
             records += f" (of {total}: {'search ended' if log.search_ended(total) else 'resumes'})"
