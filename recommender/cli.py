@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import paths
 from .errors import InputError, RecommenderError
+from .interrupts import ctrl_c_stops_gently
 
 
 def _print_json(data) -> None:
@@ -666,7 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        return args.func(args)
+        with ctrl_c_stops_gently():
+            return args.func(args)
     except RecommenderError as err:
         print(f"recommender: error: {err}", file=sys.stderr)
         return 2
