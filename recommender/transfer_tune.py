@@ -153,6 +153,7 @@ def measure_kernels(
     measured yet)."""
     jobs: list[Job] = []
     for kernel in kernels:
+        checkpoint()  # applying every candidate first takes a minute on large networks
         if not any(c.applies for c in kernel.candidates):
             continue  # nothing to compare with: the untuned time is not needed
         jobs.append((kernel, None))
