@@ -25,13 +25,13 @@ def ctrl_c_while_deciding(inst, inputs, attrs, decision):
     return decision
 
 
-def test_tvm_turns_a_ctrl_c_in_a_callback_into_a_bare_runtime_error():
+def test_tvm_turns_a_ctrl_c_in_a_callback_into_a_bare_runtime_error(interactive_ctrl_c):
     sch, trace = _tiled_matmul()
     with pytest.raises(RuntimeError):
         trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=ctrl_c_while_deciding)
 
 
-def test_a_ctrl_c_during_a_replay_is_raised_after_it():
+def test_a_ctrl_c_during_a_replay_is_raised_after_it(interactive_ctrl_c):
     sch, trace = _tiled_matmul()
     with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
         trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=ctrl_c_while_deciding)
@@ -39,7 +39,7 @@ def test_a_ctrl_c_during_a_replay_is_raised_after_it():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_a_second_ctrl_c_during_a_replay_is_an_interrupt_not_a_failure():
+def test_a_second_ctrl_c_during_a_replay_is_an_interrupt_not_a_failure(interactive_ctrl_c):
     sch, trace = _tiled_matmul()
     with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
         signal.raise_signal(signal.SIGINT)  # the first, before the replay

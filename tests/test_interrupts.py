@@ -8,7 +8,7 @@ from recommender.interrupts import checkpoint, ctrl_c_stops_gently, stop_request
 from recommender.workers import run_jobs
 
 
-def test_the_first_ctrl_c_lets_the_step_in_flight_finish():
+def test_the_first_ctrl_c_lets_the_step_in_flight_finish(interactive_ctrl_c):
     steps = []
     with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
         signal.raise_signal(signal.SIGINT)
@@ -20,7 +20,7 @@ def test_the_first_ctrl_c_lets_the_step_in_flight_finish():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_a_second_ctrl_c_aborts_at_once():
+def test_a_second_ctrl_c_aborts_at_once(interactive_ctrl_c):
     steps = []
     with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
         signal.raise_signal(signal.SIGINT)
@@ -29,11 +29,19 @@ def test_a_second_ctrl_c_aborts_at_once():
     assert steps == []
 
 
-def test_a_block_that_ends_after_a_ctrl_c_says_it_was_interrupted():
+def test_a_block_that_ends_after_a_ctrl_c_says_it_was_interrupted(interactive_ctrl_c):
     with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
         with ctrl_c_stops_gently():  # an inner block (a replay in a CLI command) leaves it
             signal.raise_signal(signal.SIGINT)
         assert stop_requested()
+
+
+def test_a_run_started_with_ctrl_c_ignored_keeps_ignoring_it(interactive_ctrl_c):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `nohup CMD &` in a script starts it
+    with ctrl_c_stops_gently():
+        signal.raise_signal(signal.SIGINT)
+        checkpoint()
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 def test_workers_leave_a_ctrl_c_to_their_parent():

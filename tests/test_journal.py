@@ -63,7 +63,7 @@ class CtrlCAfterFirstChunk(Journal):
 
 
 def test_a_ctrl_c_stops_after_the_chunk_in_flight_and_a_rerun_continues(
-    conv_log, target, tmp_path, monkeypatch
+    conv_log, target, tmp_path, monkeypatch, interactive_ctrl_c
 ):
     work_dir, _ = conv_log
     network = conv_net(channels=16, size=8, out_channels=32)
