@@ -9,12 +9,8 @@ returned, never raised.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import signal
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import tvm
@@ -22,6 +18,7 @@ import tvm_ffi
 from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
+from .interrupts import ctrl_c_stops_gently
 from .tasks import register_cpu_tensor_intrinsics
 
 register_cpu_tensor_intrinsics()
@@ -61,27 +58,6 @@ def _first_line(err: Exception) -> str:
     return line.removeprefix("Error message: ")[:300]
 
 
-@contextlib.contextmanager
-def interrupt_after() -> Iterator[None]:
-    """Hold a Ctrl-C that comes during the block and raise it once the block is done.
-
-    A KeyboardInterrupt raised in a Python callback that TVM calls (here, the decision
-    provider of a replay) comes out of TVM as a bare RuntimeError: it would be taken for the
-    candidate's failure, recorded as such, and the run would go on.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    pending = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if pending:
-        raise KeyboardInterrupt
-
-
 def apply_trace(
     trace: s_tir.Trace, target_mod: tvm.IRModule, target: tvm.target.Target, *, seed: int = 1
 ) -> Applied:
@@ -106,7 +82,7 @@ def apply_trace(
     sch = s_tir.Schedule(target_mod, seed=seed)
     reason = None
     try:
-        with interrupt_after():
+        with ctrl_c_stops_gently():  # a Ctrl-C in the callback is no failure
             trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=count_repairs)
         # Marked as MetaSchedule marks it: its search replays database traces without the
         # postprocessing and mutates them, and unmarked postproc steps would no longer fit.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import paths
 from .errors import InputError, RecommenderError
+from .interrupts import ctrl_c_stops_gently
 
 
 def _print_json(data) -> None:
@@ -541,7 +542,8 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="global timing budget (edge default 60)",
+        help="global budget of candidate timing; applying and ranking the candidates and "
+        "checking the chosen ones come on top (35 s for ResNet-18 on 2 cores; edge default 60)",
     )
     limit.add_argument("--trials", type=int, default=None, help="global budget in timed candidates")
     p.add_argument(
@@ -666,7 +668,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        return args.func(args)
+        with ctrl_c_stops_gently():
+            return args.func(args)
     except RecommenderError as err:
         print(f"recommender: error: {err}", file=sys.stderr)
         return 2

@@ -7,13 +7,10 @@ the records already in the log against the budget and goes on from there.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import logging
 import math
-import signal
 import statistics
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +20,7 @@ from tqdm import tqdm
 from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
 
+from .interrupts import ctrl_c_stops_gently, stop_requested
 from .measure import make_builder, make_runner
 from .network import Network
 from .scheduler import CommitEachBatch
@@ -62,11 +60,10 @@ class _StampAndReport(ms.measure_callback.PyMeasureCallback):
         summary: CollectSummary,
         offset_s: float,
         deadline: float | None,
-        stop: threading.Event,
         bar: tqdm,
     ):
         self.log, self.summary, self.bar = log, summary, bar
-        self.offset_s, self.deadline, self.stop = offset_s, deadline, stop
+        self.offset_s, self.deadline = offset_s, deadline
         self.start = time.monotonic()
 
     def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
@@ -84,7 +81,7 @@ class _StampAndReport(ms.measure_callback.PyMeasureCallback):
         spent = self.summary.trials_before + self.summary.trials_this_run
         if spent >= self.summary.budget_trials:
             return  # TVM terminates the tasks itself; terminating them too fails its check
-        if self.stop.is_set():
+        if stop_requested():
             self.summary.status = "interrupted"
         elif self.deadline is not None and time.monotonic() > self.deadline:
             self.summary.status = "time budget spent"
@@ -93,30 +90,6 @@ class _StampAndReport(ms.measure_callback.PyMeasureCallback):
         for i, record in enumerate(task_scheduler.tasks_):
             if not record.is_terminated:
                 task_scheduler.terminate_task(i)
-
-
-@contextlib.contextmanager
-def _first_ctrl_c_stops_gently(stop: threading.Event):
-    """First Ctrl-C: finish and save the batch in flight. Second: abort at once.
-
-    A KeyboardInterrupt raised inside TVM's tuning loop reaches us as a bare RuntimeError
-    after TVM's worker pools fail to shut down, so the first one is turned into a flag.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        logger.warning("stopping after the batch in flight; Ctrl-C again to abort")
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _tune_contexts(
@@ -213,10 +186,9 @@ def collect(
     provenance["sessions"].append(session)
     log.write_provenance(provenance)
     bar = tqdm(total=remaining, desc=network.name, unit="trial", disable=not progress)
-    stop = threading.Event()
-    callback = _StampAndReport(log, summary, offset_s, deadline, stop, bar)
+    callback = _StampAndReport(log, summary, offset_s, deadline, bar)
     try:
-        with _first_ctrl_c_stops_gently(stop):
+        with ctrl_c_stops_gently():
             ms.tune_tasks(
                 tasks=_tune_contexts(tasks, target, seed + done, population),
                 task_weights=[float(t.weight) for t in tasks],
@@ -231,9 +203,7 @@ def collect(
                 measure_callbacks=[*ms.MeasureCallback.create("default"), callback],
                 task_scheduler=CommitEachBatch(),
             )
-    except (KeyboardInterrupt, RuntimeError):
-        if not stop.is_set():  # not a second Ctrl-C (which TVM's loop turns into RuntimeError)
-            raise
+    except KeyboardInterrupt:
         summary.status = "interrupted"
     finally:
         bar.close()

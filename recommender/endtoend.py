@@ -22,6 +22,7 @@ from tvm import relax
 from tvm.s_tir import meta_schedule as ms
 
 from .errors import RecommenderError
+from .interrupts import checkpoint
 from .network import Network
 from .verify import compare
 from .workers import run_jobs
@@ -81,6 +82,7 @@ class Builds:
     def build_wanted(self) -> None:
         if not self._wanted:
             return
+        checkpoint()
         work = self._work_dir()
         jobs, building = [], []
         for key, database in self._wanted.items():
@@ -232,6 +234,7 @@ def time_interleaved(
     timers |= others or {}
     samples: dict[str, list[float]] = {name: [] for name in timers}
     for _ in range(repeats):
+        checkpoint()
         for name, timer in timers.items():
             samples[name].append(timer())
             if len(samples[name]) == 1 and samples[name][0] > slow_s and name in plain_runs:

@@ -29,6 +29,7 @@ def _start(*args: str, env: dict | None = None) -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
+        start_new_session=True,  # a Ctrl-C at the terminal is ours to handle, not the device's
     )
 
 

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
+from .interrupts import ignore_ctrl_c
 from .targets import RemoteDevice
 from .verify import check_builds
 from .workers import run_jobs
@@ -100,6 +101,7 @@ def make_builder(
         timeout_sec=BUILD_TIMEOUT_S,
         f_build=build_without_intrin_import,
         f_export=export_object_archive if remote is not None else export_shared_library,
+        initializer=ignore_ctrl_c,
     )
 
 
@@ -109,14 +111,18 @@ def make_runner(
 ) -> ms.runner.Runner:
     """A local runner, or an RPC runner that asks the tracker for a device with ``remote.key``."""
     if remote is None:
-        return ms.runner.LocalRunner(evaluator_config=evaluator, timeout_sec=RUN_TIMEOUT_S)
+        return ms.runner.LocalRunner(
+            evaluator_config=evaluator, timeout_sec=RUN_TIMEOUT_S, initializer=ignore_ctrl_c
+        )
     config = ms.runner.RPCConfig(
         tracker_host=remote.host,
         tracker_port=remote.port,
         tracker_key=remote.key,
         session_timeout_sec=RUN_TIMEOUT_S * 4,
     )
-    return ms.runner.RPCRunner(rpc_config=config, evaluator_config=evaluator)
+    return ms.runner.RPCRunner(
+        rpc_config=config, evaluator_config=evaluator, initializer=ignore_ctrl_c
+    )
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import tvm
 from .cost_models import CostModel
 from .feature_cache import FeatureCache, candidate_key
 from .features import FEATURE_NAMES, featurize
+from .interrupts import checkpoint
 from .transfer_tune import Candidate, KernelResult
 
 FAIL_THRESHOLD = 0.5
@@ -82,6 +83,7 @@ def rank_candidates(
     where it has them; the rest are applied, featurised and stored there."""
     ranked = []
     for kernel in kernels:
+        checkpoint()
         X = _features(kernel, target, family_of, target_family, cache)
         applied = [c for c in kernel.candidates if c.applies]
         if not applied:

@@ -43,6 +43,8 @@ class Budget:
     """How much to measure: ``top_k`` per kernel, or ``trials`` / ``seconds`` for the network.
 
     ``top_k=0`` times nothing. Without any limit every candidate is timed (the paper's method).
+    ``seconds`` caps the timing only: applying and ranking the candidates before it and checking
+    the chosen ones after it come on top (the report's ``phases_s`` show each part).
     """
 
     top_k: int | None = None

@@ -21,6 +21,7 @@ from tqdm import tqdm
 from tvm.s_tir import meta_schedule as ms
 
 from .apply import Applied, apply_trace
+from .interrupts import checkpoint
 from .measure import Measurement, measure
 from .network import Network
 from .sources import SourceSchedule
@@ -152,6 +153,7 @@ def measure_kernels(
     measured yet)."""
     jobs: list[Job] = []
     for kernel in kernels:
+        checkpoint()  # applying every candidate first takes a minute on large networks
         if not any(c.applies for c in kernel.candidates):
             continue  # nothing to compare with: the untuned time is not needed
         jobs.append((kernel, None))
@@ -177,6 +179,7 @@ def measure_jobs(
     on_progress(sum(outcome(job) is not None for job in jobs))
     jobs = [job for job in jobs if outcome(job) is None]
     for start in range(0, len(jobs), CHUNK):
+        checkpoint()
         began = time.perf_counter()
         chunk = jobs[start : start + CHUNK]
         groups: dict[int, tuple[tvm.IRModule, list]] = {}

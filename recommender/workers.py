@@ -16,6 +16,8 @@ from typing import Any
 
 from tvm.support.popen_pool import PopenPoolExecutor, StatusKind
 
+from .interrupts import ignore_ctrl_c
+
 RECYCLE_AFTER = 256
 
 
@@ -24,7 +26,10 @@ def worker_pool(role: str, workers: int | None, timeout_s: float) -> PopenPoolEx
     """The process-wide pool for ``role`` (e.g. "build", "check")."""
     del role  # only part of the cache key: one pool per role
     return PopenPoolExecutor(
-        max_workers=workers, timeout=timeout_s, maximum_process_uses=RECYCLE_AFTER
+        max_workers=workers,
+        timeout=timeout_s,
+        maximum_process_uses=RECYCLE_AFTER,
+        initializer=ignore_ctrl_c,
     )
 
 

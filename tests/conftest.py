@@ -4,6 +4,7 @@ tiny transfer-benefit dataset and cost model made from it, and a loopback RPC de
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +23,15 @@ from recommender.dataset import build_dataset, load_dataset  # noqa: E402
 from recommender.loopback import loopback_device  # noqa: E402
 from recommender.targets import host_target  # noqa: E402
 from recommender.training import train, training_set  # noqa: E402
+
+
+@pytest.fixture
+def interactive_ctrl_c():
+    """SIGINT raises KeyboardInterrupt, as in a terminal, for one test: the suite may run in
+    the background, where a shell without job control starts it with SIGINT ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")

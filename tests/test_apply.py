@@ -5,7 +5,7 @@ import signal
 import pytest
 from tvm import s_tir, te
 
-from recommender.apply import interrupt_after
+from recommender.interrupts import ctrl_c_stops_gently
 
 
 def _tiled_matmul() -> tuple[s_tir.Schedule, s_tir.Trace]:
@@ -20,19 +20,27 @@ def _tiled_matmul() -> tuple[s_tir.Schedule, s_tir.Trace]:
 
 
 def ctrl_c_while_deciding(inst, inputs, attrs, decision):
-    signal.raise_signal(signal.SIGINT)
+    if inst.kind.name == "SamplePerfectTile":  # once per replay
+        signal.raise_signal(signal.SIGINT)
     return decision
 
 
-def test_tvm_turns_a_ctrl_c_in_a_callback_into_a_bare_runtime_error():
+def test_tvm_turns_a_ctrl_c_in_a_callback_into_a_bare_runtime_error(interactive_ctrl_c):
     sch, trace = _tiled_matmul()
     with pytest.raises(RuntimeError):
         trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=ctrl_c_while_deciding)
 
 
-def test_a_ctrl_c_during_a_replay_is_raised_after_it():
+def test_a_ctrl_c_during_a_replay_is_raised_after_it(interactive_ctrl_c):
     sch, trace = _tiled_matmul()
-    with pytest.raises(KeyboardInterrupt), interrupt_after():
+    with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
         trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=ctrl_c_while_deciding)
     assert len(sch.trace.insts) == len(trace.insts)  # the replay ran to its end
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_second_ctrl_c_during_a_replay_is_an_interrupt_not_a_failure(interactive_ctrl_c):
+    sch, trace = _tiled_matmul()
+    with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
+        signal.raise_signal(signal.SIGINT)  # the first, before the replay
+        trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=ctrl_c_while_deciding)

@@ -39,7 +39,11 @@ def wait_for_records(log: TuningLog, count: int, proc, timeout_s: float = 240) -
 def start_collecting(model, out, trials: int, until_records: int):
     """Start ``recommender collect`` and return once ``until_records`` are on disk."""
     proc = subprocess.Popen(
-        collect_cmd(model, out, trials), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        collect_cmd(model, out, trials),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
     )
     wait_for_records(TuningLog(out / "tinyconv"), until_records, proc)
     return proc

@@ -1,12 +1,15 @@
 """An exhaustive transfer run stopped part way resumes without timing anything twice."""
 
 import json
+import signal
 
 import pytest
 import tvm
 from tiny import conv_net
 
+from recommender import transfer_tune as transfer_tune_module
 from recommender.errors import InputError
+from recommender.interrupts import ctrl_c_stops_gently
 from recommender.journal import Journal
 from recommender.sources import load_sources
 from recommender.transfer_tune import transfer_tune
@@ -47,6 +50,36 @@ def test_a_rerun_times_only_what_the_journal_lacks(conv_log, target, tmp_path):
     subset = transfer_tune(network, target, fewer, progress=False, journal=paper)
     assert outcomes(subset) == [(u, ms[:1]) for u, ms in outcomes(resumed)]
     assert not paper.path.exists() and path.read_text().count("\n") == 3
+
+
+class CtrlCAfterFirstChunk(Journal):
+    """A journal whose user presses Ctrl-C once its first chunk is written."""
+
+    def append(self, jobs, seconds):
+        first = not self.path.exists()
+        super().append(jobs, seconds)
+        if first:
+            signal.raise_signal(signal.SIGINT)
+
+
+def test_a_ctrl_c_stops_after_the_chunk_in_flight_and_a_rerun_continues(
+    conv_log, target, tmp_path, monkeypatch, interactive_ctrl_c
+):
+    work_dir, _ = conv_log
+    network = conv_net(channels=16, size=8, out_channels=32)
+    sources = load_sources({"tinyconv": work_dir}, target, top_n=2)
+    path = tmp_path / "journal.jsonl"
+    monkeypatch.setattr(transfer_tune_module, "CHUNK", 1)  # three chunks: untuned + 2
+
+    with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
+        transfer_tune(
+            network, target, sources, progress=False, journal=CtrlCAfterFirstChunk(path, target)
+        )
+    assert len(path.read_text().splitlines()) == 2  # the header and the chunk in flight
+
+    resumed = transfer_tune(network, target, sources, progress=False, journal=Journal(path, target))
+    assert len(path.read_text().splitlines()) == 4  # only the two chunks not measured
+    assert [m.ok for _, ms in outcomes(resumed) for m in ms] == [True, True]
 
 
 def test_a_journal_from_another_target_or_damaged_inside_is_refused_by_name(
