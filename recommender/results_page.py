@@ -77,20 +77,30 @@ def _eager(row: dict) -> str:
     return f"PyTorch eager not timed ({eager['not_timed']})"
 
 
-def plot_speedup_vs_search(results: dict, path: Path) -> None:
-    """Per network: MetaSchedule's best-so-far speedup over tuning time, methods as points."""
+def _pyplot():
+    """pyplot on a backend that needs no display (imported late: only the page needs it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_speedup_vs_search(results: dict, path: Path) -> None:
+    """Per network: MetaSchedule's best-so-far speedup over tuning time, methods as points."""
+    plt = _pyplot()
+
+    from matplotlib import ticker
 
     rows = results["networks"]
     cols = min(3, len(rows))
     fig, axes = plt.subplots(
         (len(rows) + cols - 1) // cols,
         cols,
-        figsize=(5 * cols, 3.6 * ((len(rows) + 2) // 3)),
+        figsize=(5 * cols, 3.6 * ((len(rows) + 2) // 3) + 0.6),
         squeeze=False,
+        layout="constrained",
     )
     for ax, row in zip(axes.flat, rows):
         untuned = row["untuned_ms"]
@@ -108,38 +118,37 @@ def plot_speedup_vs_search(results: dict, path: Path) -> None:
         for name, cell in row["methods"].items():
             if "speedup" in cell:
                 ax.scatter(max(cell["search_s"], 1.0), cell["speedup"], label=name, zorder=3)
-        ax.set_xscale("log")
+        ax.set_xscale("log")  # labelled at 1, 2, 5 x 10^n: a decade or less spans some plots
+        ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_title(row["network"])
         ax.set_xlabel("search / tuning time (s)")
         ax.set_ylabel("speedup over untuned")
     for ax in list(axes.flat)[len(rows) :]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 5), fontsize=8)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 def plot_share_of_max(results: dict, path: Path) -> None:
     """Per network and method: the share of full MetaSchedule's speedup reached."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
     import numpy as np
 
     rows = results["networks"]
     names = [m["name"] for m in results["methods"]]
     width = 0.8 / max(len(names), 1)
-    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(rows) + 2), 4))
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(rows) + 2), 4.6), layout="constrained")
     for i, name in enumerate(names):
         shares = [100 * (r["methods"].get(name, {}).get("share_of_max_speedup") or 0) for r in rows]
         ax.bar(np.arange(len(rows)) + i * width, shares, width, label=name)
     ax.axhline(49.13, color="black", linestyle="--", linewidth=1, label="paper mean (49.13%)")
     ax.set_xticks(np.arange(len(rows)) + 0.4 - width / 2, [r["network"] for r in rows])
     ax.set_ylabel("share of the maximum speedup (%)")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    fig.legend(loc="outside lower center", ncol=min(len(names) + 1, 8), fontsize=8)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
