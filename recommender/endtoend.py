@@ -76,6 +76,7 @@ class Builds:
         """The build of ``key``, loaded (building everything wanted first)."""
         self._build(key)
         if key not in self._loaded:
+            checkpoint()  # loading a VGG-16 build (550 MB of weights) takes seconds
             self._loaded[key] = tvm.runtime.load_module(str(self._libraries[key]))
         return self._loaded[key]
 
