@@ -293,9 +293,10 @@ def compare(
     untuned = every.get("untuned")
     builds = {"untuned": untuned, "metaschedule": metaschedule.at(metaschedule.tuning_s)}
     wrong = {}
+    reference = endtoend.ReferenceOutputs(untuned, network)
     for name in method_dirs:
         build = every.get(name)
-        problem = endtoend.outputs_match(untuned, build, network)
+        problem = reference.mismatch(build)
         if problem:  # never report a wrong build's speed
             wrong[name] = problem
             continue

@@ -196,8 +196,9 @@ def recommend_to_dir(
     if is_host_compatible(target) and remote is None:
         every.want("untuned")
         builds = {name: every.get(name) for name in ["untuned", *wanted]}
-        for name, build in builds.items():
-            problem = endtoend.outputs_match(builds["untuned"], build, network)
+        reference = endtoend.ReferenceOutputs(builds["untuned"], network)
+        for name in wanted:
+            problem = reference.mismatch(builds[name])
             if problem:
                 raise RecommenderError(f"{network.name}: the {name} build is wrong ({problem})")
         times = endtoend.time_interleaved(builds, network)
