@@ -8,7 +8,6 @@ the records already in the log against the budget and goes on from there.
 from __future__ import annotations
 
 import datetime
-import logging
 import math
 import statistics
 import time
@@ -27,8 +26,6 @@ from .scheduler import CommitEachBatch
 from .targets import RemoteDevice
 from .tasks import Task, extract_tasks
 from .tuning_log import FAILED_RUN_S, Stamp, TuningLog
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass
