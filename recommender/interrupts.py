@@ -53,9 +53,9 @@ def ctrl_c_stops_gently() -> Iterator[None]:
     raised while a stop is requested (TVM's RuntimeError for a second Ctrl-C inside a callback)
     becomes a KeyboardInterrupt, so that it is never taken for a result.
     """
-    installs = threading.current_thread() is threading.main_thread() and signal.getsignal(
-        signal.SIGINT
-    ) not in (_on_ctrl_c, signal.SIG_IGN)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    current = signal.getsignal(signal.SIGINT)
+    installs = in_main_thread and current not in (_on_ctrl_c, signal.SIG_IGN)
     previous = signal.signal(signal.SIGINT, _on_ctrl_c) if installs else None
     stopped = False
     try:
