@@ -235,11 +235,13 @@ def choose(
         else:
             pending.append(choice)
     for _ in range(CHECK_ROUNDS):
-        jobs = [(c.ranked.kernel, c.ranked.untried[0]) for c in pending if c.ranked.untried]
-        if not jobs:
+        checking = [(c, c.ranked.untried[0]) for c in pending if c.ranked.untried]
+        if not checking:
             break
-        measure_jobs(jobs, target, remote=remote, timed=False)
-        for choice, (_, candidate) in zip([c for c in pending if c.ranked.untried], jobs):
+        measure_jobs(
+            [(c.ranked.kernel, cand) for c, cand in checking], target, remote=remote, timed=False
+        )
+        for choice, candidate in checking:
             if candidate.measurement.ok:
                 choice.chosen, choice.how = candidate, "predicted (checked, not timed)"
         pending = [c for c in pending if c.chosen is None]
