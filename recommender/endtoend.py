@@ -107,9 +107,10 @@ class Builds:
         for (key, kept), (path, error) in zip(building, outcomes):
             if error:
                 failed.append(f"{key!r}: {error}")
-                continue
-            self.compiled += 1
-            self._libraries[key] = _kept_copy(Path(path), kept) if kept else Path(path)
+            else:
+                self.compiled += 1
+                self._libraries[key] = _kept_copy(Path(path), kept) if kept else Path(path)
+            checkpoint()  # a batch of VGG-16 builds takes minutes; the finished ones are kept
         self._wanted.clear()
         if failed:  # raised once the others are kept: a retry rebuilds only what failed
             raise RecommenderError("network build failed: " + "; ".join(failed))

@@ -11,7 +11,7 @@ workers leak memory.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tvm.support.popen_pool import PopenPoolExecutor, StatusKind
@@ -35,16 +35,18 @@ def worker_pool(role: str, workers: int | None, timeout_s: float) -> PopenPoolEx
 
 def run_jobs(
     role: str, workers: int | None, timeout_s: float, fn: Callable, jobs: list[tuple], what: str
-) -> list[tuple[Any, str | None]]:
+) -> Iterator[tuple[Any, str | None]]:
     """``fn(*job)`` for every job in ``role``'s pool, in order: ``(value, None)``, or
-    ``(None, why)`` when ``what`` (e.g. "build") timed out or raised."""
+    ``(None, why)`` when ``what`` (e.g. "build") timed out or raised.
+
+    Outcomes come as jobs finish, so a caller can keep each one and stop between them: closing
+    the iterator early cancels the jobs not yet started.
+    """
     pool = worker_pool(role, workers, timeout_s)
-    outcomes = []
     for result in pool.map_with_error_catching(lambda job: fn(*job), jobs):
         if result.status == StatusKind.COMPLETE:
-            outcomes.append((result.value, None))
+            yield result.value, None
         elif result.status == StatusKind.TIMEOUT:
-            outcomes.append((None, f"{what} timed out after {timeout_s:g} s"))
+            yield None, f"{what} timed out after {timeout_s:g} s"
         else:
-            outcomes.append((None, f"{what} failed: {result.value}"))
-    return outcomes
+            yield None, f"{what} failed: {result.value}"

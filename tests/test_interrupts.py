@@ -1,6 +1,7 @@
 """Ctrl-C in a long run: the first stops it at the next checkpoint, a second aborts at once."""
 
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +49,18 @@ def test_workers_leave_a_ctrl_c_to_their_parent():
     # a Ctrl-C at a terminal reaches every process of the group, workers included
     [(_, error)] = run_jobs("ctrl-c", 1, 60, signal.raise_signal, [(signal.SIGINT,)], "job")
     assert error is None
+
+
+def test_a_ctrl_c_during_a_batch_keeps_the_jobs_finished_and_starts_no_more(
+    interactive_ctrl_c, tmp_path
+):
+    jobs = [(tmp_path / f"build{i}",) for i in range(4)]  # one worker: one at a time
+    kept = []
+    with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
+        for (path,), _outcome in zip(jobs, run_jobs("batch", 1, 60, Path.touch, jobs, "job")):
+            kept.append(path)  # e.g. a network build copied to where reruns find it
+            signal.raise_signal(signal.SIGINT)
+            checkpoint()
+    assert kept == [tmp_path / "build0"]
+    list(run_jobs("batch", 1, 60, Path.touch, [(tmp_path / "after",)], "job"))  # drains the pool
+    assert not (tmp_path / "build2").exists() and not (tmp_path / "build3").exists()
