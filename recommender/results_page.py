@@ -161,11 +161,12 @@ def write_page(results: dict, page: Path, command: str) -> Path:
     (figures / "evaluate.json").write_text(json.dumps(results, indent=1) + "\n")
     plot_speedup_vs_search(results, figures / "speedup_vs_search.png")
     plot_share_of_max(results, figures / "share_of_max.png")
+    cores = results["machine"]["cores"]
     lines = [
         "# Evaluation: transfer-tuning and the recommender against MetaSchedule",
         "",
         f"Made by `{command}` on {results['date']}: {results['machine']['cpu']}, "
-        f"{results['machine']['cores']} cores, TVM {results['tvm']}, target `{results['target']}`; "
+        f"{cores} core{'s' * (cores != 1)}, TVM {results['tvm']}, target `{results['target']}`; "
         f"candidates timed on {results['candidates_timed_on']}.",
         "",
         "Protocol: leave-one-model-out. A network's own log is never a source; the recommender's "
