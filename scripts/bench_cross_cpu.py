@@ -17,13 +17,14 @@ import argparse
 import json
 from pathlib import Path
 
-from recommender import endtoend, paths
-from recommender.baselines import MetaScheduleBuilds
-from recommender.benchmark import pytorch_eager
-from recommender.targets import host_target
-from recommender.tasks import prepare
-from recommender.tuning_log import TuningLog
-from recommender.zoo import load_zoo_network
+from recommender.core import paths
+from recommender.core.targets import host_target
+from recommender.evaluate import endtoend
+from recommender.evaluate.baselines import MetaScheduleBuilds
+from recommender.evaluate.benchmark import pytorch_eager
+from recommender.logs.tuning_log import TuningLog
+from recommender.networks.zoo import load_zoo_network
+from recommender.tasks.extract import prepare
 
 
 def main() -> None:

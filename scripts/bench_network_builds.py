@@ -15,12 +15,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from recommender import endtoend, paths
-from recommender.baselines import MetaScheduleBuilds, database_at
-from recommender.targets import parse_target
-from recommender.tasks import prepare
-from recommender.tuning_log import TuningLog
-from recommender.zoo import load_zoo_network
+from recommender.core import paths
+from recommender.core.targets import parse_target
+from recommender.evaluate import endtoend
+from recommender.evaluate.baselines import MetaScheduleBuilds
+from recommender.logs.history import database_at
+from recommender.logs.tuning_log import TuningLog
+from recommender.networks.zoo import load_zoo_network
+from recommender.tasks.extract import prepare
 
 
 def main() -> int:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from recommender import paths
-from recommender.dataset import load_dataset
-from recommender.evaluation import leave_one_model_out, mean_metrics
+from recommender.core import paths
+from recommender.learn.dataset import load_dataset
+from recommender.learn.evaluation import leave_one_model_out, mean_metrics
 
 SETTINGS = {
     "pairwise": {"objective": "rank:pairwise"},

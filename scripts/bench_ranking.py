@@ -17,14 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from recommender.feature_cache import FeatureCache
-from recommender.ranking import rank_candidates
-from recommender.sources import load_sources, log_dir, resolve_sources
-from recommender.targets import host_target
-from recommender.tasks import extract_tasks
-from recommender.transfer_tune import apply_candidates
-from recommender.workflows import load_cost_model
-from recommender.zoo import families, load_zoo_network
+from recommender.core.targets import host_target
+from recommender.evaluate.workflows import load_cost_model
+from recommender.learn.feature_cache import FeatureCache
+from recommender.logs.sources import load_sources, log_dir, resolve_sources
+from recommender.networks.zoo import families, load_zoo_network
+from recommender.recommend.ranking import rank_candidates
+from recommender.tasks.extract import extract_tasks
+from recommender.transfer.candidate import apply_candidates
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ import time
 
 from tvm.s_tir import meta_schedule as ms
 
-from recommender.measure import (
+from recommender.backend.measure import (
     EVALUATOR,
     REFERENCE_EVALUATOR,
     arg_specs,
@@ -27,9 +27,9 @@ from recommender.measure import (
     make_runner,
     remove_artifact,
 )
-from recommender.targets import host_target
-from recommender.tasks import extract_tasks
-from recommender.zoo import load_zoo_network
+from recommender.core.targets import host_target
+from recommender.networks.zoo import load_zoo_network
+from recommender.tasks.extract import extract_tasks
 
 
 def main() -> None:

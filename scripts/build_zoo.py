@@ -25,7 +25,7 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.torch import from_exported_program
 
-from recommender.torch_zoo import NETWORKS, torch_module, versions
+from recommender.networks.torch_zoo import NETWORKS, torch_module, versions
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO_DIR = ROOT / "datasets" / "zoo"

@@ -20,14 +20,15 @@ from collections import Counter
 import numpy as np
 import tvm
 
-from recommender import endtoend, paths
-from recommender.dataset import STATUSES, dataset_provenance, load_dataset
-from recommender.features import FEATURE_NAMES
-from recommender.targets import host_target
-from recommender.tasks import prepare
-from recommender.training import applied_rows
-from recommender.tuning_log import FAILED_RUN_S, TuningLog
-from recommender.zoo import load_zoo_network, zoo_names
+from recommender.core import paths
+from recommender.core.targets import host_target
+from recommender.evaluate import endtoend
+from recommender.learn.dataset import STATUSES, dataset_provenance, load_dataset
+from recommender.learn.features import FEATURE_NAMES
+from recommender.learn.training import applied_rows
+from recommender.logs.tuning_log import FAILED_RUN_S, TuningLog
+from recommender.networks.zoo import load_zoo_network, zoo_names
+from recommender.tasks.extract import prepare
 
 
 def cached_end_to_end(log: TuningLog) -> dict | None:

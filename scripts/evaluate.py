@@ -11,7 +11,7 @@ methods, under 20 minutes) keeps its own state and page (``out/evaluate_quick/``
 
 import sys
 
-from recommender.cli import main
+from recommender.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["evaluate", *sys.argv[1:], "--page"]))

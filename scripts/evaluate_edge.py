@@ -11,8 +11,8 @@ the corpus log (tuned with every core), timed on one core like every other build
 
 import sys
 
-from recommender.cli import main
-from recommender.loopback import loopback_device
+from recommender.backend.loopback import loopback_device
+from recommender.cli.main import main
 
 DEFAULTS = ["--methods", "transfer-paper,top-0,top-1,budget-30s"]
 

@@ -17,12 +17,12 @@ import datetime
 import json
 import sys
 
-from recommender import paths
-from recommender.cli import main as cli
-from recommender.targets import parse_target
-from recommender.tasks import extract_tasks
-from recommender.tuning_log import TuningLog
-from recommender.zoo import load_zoo_network, zoo_names
+from recommender.cli.main import main as cli
+from recommender.core import paths
+from recommender.core.targets import parse_target
+from recommender.logs.tuning_log import TuningLog
+from recommender.networks.zoo import load_zoo_network, zoo_names
+from recommender.tasks.extract import extract_tasks
 
 DEFAULT_S_PER_TRIAL = 2.0  # before any log exists; this machine measured 1.6-2.8
 

@@ -17,12 +17,12 @@ os.environ["RECOMMENDER_CACHE"] = tempfile.mkdtemp(prefix="recommender-cache-") 
 
 from tiny import conv_net, conv_shapes  # noqa: E402
 
-from recommender import cost_models  # noqa: E402
-from recommender.collect import collect  # noqa: E402
-from recommender.dataset import build_dataset, load_dataset  # noqa: E402
-from recommender.loopback import loopback_device  # noqa: E402
-from recommender.targets import host_target  # noqa: E402
-from recommender.training import train, training_set  # noqa: E402
+from recommender.backend.loopback import loopback_device
+from recommender.core.targets import host_target
+from recommender.learn import cost_models
+from recommender.learn.dataset import build_dataset, load_dataset
+from recommender.learn.training import train, training_set
+from recommender.logs.collect import collect
 
 
 @pytest.fixture

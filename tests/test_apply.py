@@ -5,7 +5,7 @@ import signal
 import pytest
 from tvm import s_tir, te
 
-from recommender.interrupts import ctrl_c_stops_gently
+from recommender.core.interrupts import ctrl_c_stops_gently
 
 
 def _tiled_matmul() -> tuple[s_tir.Schedule, s_tir.Trace]:

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from tiny import two_conv_net
 
-from recommender.benchmark import evaluate, held_out_model, search_digest
-from recommender.cli import main
-from recommender.collect import collect
-from recommender.dataset import load_dataset
-from recommender.errors import InputError, RecommenderError
-from recommender.results_page import write_page
-from recommender.targets import host_target, parse_target
+from recommender.cli.main import main
+from recommender.core.errors import InputError, RecommenderError
+from recommender.core.targets import host_target, parse_target
+from recommender.evaluate.benchmark import evaluate, held_out_model, search_digest
+from recommender.evaluate.results_page import write_page
+from recommender.learn.dataset import load_dataset
+from recommender.logs.collect import collect
 
 METHODS = ["transfer-paper", "transfer-all", "top-0", "top-1"]
 

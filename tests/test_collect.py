@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from recommender.tuning_log import TuningLog
+from recommender.logs.tuning_log import TuningLog
 
 
 def collect_cmd(model, out, trials):

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from recommender import cost_models
-from recommender.errors import InputError
-from recommender.features import FEATURE_NAMES
-from recommender.targets import host_target
+from recommender.core.errors import InputError
+from recommender.core.targets import host_target
+from recommender.learn import cost_models
+from recommender.learn.features import FEATURE_NAMES
 
 rng = np.random.default_rng(0)
 GROUPS, PER_GROUP = 60, 8

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from tiny import conv_net
 
-from recommender.dataset import STATUSES, KernelData, build_dataset
-from recommender.errors import InputError
-from recommender.features import FEATURE_NAMES
+from recommender.core.errors import InputError
+from recommender.learn.dataset import STATUSES, KernelData, build_dataset
+from recommender.learn.features import FEATURE_NAMES
 
 
 @pytest.fixture(scope="module")

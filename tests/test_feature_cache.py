@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from tiny import two_conv_net
 
-from recommender import cost_models
-from recommender.feature_cache import FeatureCache
-from recommender.ranking import rank_candidates
-from recommender.sources import load_sources
-from recommender.transfer_tune import extract
+from recommender.learn import cost_models
+from recommender.learn.feature_cache import FeatureCache
+from recommender.logs.sources import load_sources
+from recommender.recommend.ranking import rank_candidates
+from recommender.transfer.exhaustive import extract
 
 
 @pytest.fixture(scope="module")

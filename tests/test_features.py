@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from tiny import conv_net, matmul_net
 
-import recommender.features as features
-from recommender.apply import apply_trace
-from recommender.sources import load_sources
-from recommender.tasks import extract_tasks
+import recommender.learn.features as features
+from recommender.logs.sources import load_sources
+from recommender.tasks.extract import extract_tasks
+from recommender.transfer.apply import apply_trace
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from recommender.errors import InputError
-from recommender.frontends import load_network
-from recommender.targets import host_target
-from recommender.tasks import extract_tasks
+from recommender.core.errors import InputError
+from recommender.core.targets import host_target
+from recommender.networks.frontends import load_network
+from recommender.tasks.extract import extract_tasks
 
 
 def tiny_onnx(path):

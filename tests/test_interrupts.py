@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from recommender.interrupts import checkpoint, ctrl_c_stops_gently, stop_requested
-from recommender.workers import run_jobs
+from recommender.backend.workers import run_jobs
+from recommender.core.interrupts import checkpoint, ctrl_c_stops_gently, stop_requested
 
 
 def test_the_first_ctrl_c_lets_the_step_in_flight_finish(interactive_ctrl_c):

@@ -7,12 +7,12 @@ import pytest
 import tvm
 from tiny import conv_net
 
-from recommender import transfer_tune as transfer_tune_module
-from recommender.errors import InputError
-from recommender.interrupts import ctrl_c_stops_gently
-from recommender.journal import Journal
-from recommender.sources import load_sources
-from recommender.transfer_tune import transfer_tune
+from recommender.core.errors import InputError
+from recommender.core.interrupts import ctrl_c_stops_gently
+from recommender.logs.sources import load_sources
+from recommender.transfer import exhaustive as transfer_tune_module
+from recommender.transfer.exhaustive import transfer_tune
+from recommender.transfer.journal import Journal
 
 
 def outcomes(run) -> list:

@@ -8,14 +8,15 @@ import pytest
 from tiny import conv_matmul_net, two_conv_net
 from tvm.s_tir import meta_schedule as ms
 
-from recommender import cost_models, endtoend
-from recommender.errors import InputError
-from recommender.loopback import free_port
-from recommender.profiles import PROFILES
-from recommender.recommend import Budget
-from recommender.targets import RemoteDevice, target_key
-from recommender.tasks import prepare
-from recommender.workflows import load_cost_model, recommend_to_dir
+from recommender.backend.loopback import free_port
+from recommender.core.errors import InputError
+from recommender.core.targets import RemoteDevice, target_key
+from recommender.evaluate import endtoend
+from recommender.evaluate.workflows import load_cost_model, recommend_to_dir
+from recommender.learn import cost_models
+from recommender.recommend.profiles import PROFILES
+from recommender.recommend.search import Budget
+from recommender.tasks.extract import prepare
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 from tiny import conv_net
 
-from recommender.collect import collect
-from recommender.tuning_log import TuningLog
+from recommender.logs.collect import collect
+from recommender.logs.tuning_log import TuningLog
 
 
 def test_collection_times_on_the_device_behind_the_tracker(device, target, tmp_path):

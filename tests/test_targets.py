@@ -6,12 +6,13 @@ import pytest
 import tvm
 from tiny import two_conv_net
 
-from recommender import endtoend
-from recommender.errors import InputError
-from recommender.sources import load_sources
-from recommender.targets import RemoteDevice, is_host_compatible, parse_target, target_key
-from recommender.tasks import extract_tasks, prepare
-from recommender.transfer_tune import apply_candidates, write_records
+from recommender.core.errors import InputError
+from recommender.core.targets import RemoteDevice, is_host_compatible, parse_target, target_key
+from recommender.evaluate import endtoend
+from recommender.logs.sources import load_sources
+from recommender.tasks.extract import extract_tasks, prepare
+from recommender.transfer.candidate import apply_candidates
+from recommender.transfer.database import write_records
 
 AARCH64_MACHINE = 183  # ELF e_machine of AArch64
 

@@ -5,7 +5,7 @@ import json
 import tvm_ffi
 from tiny import two_conv_net
 
-from recommender.tasks import extract_tasks
+from recommender.tasks.extract import extract_tasks
 
 
 def test_extracted_tasks_are_cached_and_read_back_equal(target, tmp_path, monkeypatch):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from recommender.torch_zoo import NETWORKS, eager_timer, torch_module
-from recommender.zoo import zoo_index
+from recommender.networks.torch_zoo import NETWORKS, eager_timer, torch_module
+from recommender.networks.zoo import zoo_index
 
 
 def test_every_zoo_network_has_its_pytorch_definition():

@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from recommender import cost_models
-from recommender.cli import main
-from recommender.dataset import load_dataset
-from recommender.errors import InputError
-from recommender.evaluation import leave_one_model_out, mean_metrics
-from recommender.training import train, training_set
+from recommender.cli.main import main
+from recommender.core.errors import InputError
+from recommender.learn import cost_models
+from recommender.learn.dataset import load_dataset
+from recommender.learn.evaluation import leave_one_model_out, mean_metrics
+from recommender.learn.training import train, training_set
 
 SMALL_XGB = ("xgb", {"n_estimators": 60, "max_depth": 4})
 
@@ -42,7 +42,7 @@ def test_saved_model_predicts_identically_and_refuses_another_architecture(
 ):
     data = training_set(load_dataset(tiny_dataset))
     model = train(data, n_estimators=30, max_depth=3)
-    from recommender.targets import parse_target
+    from recommender.core.targets import parse_target
 
     target = parse_target("llvm -mcpu=znver3 -num-cores=2")
     cost_models.save(model, tmp_path, target=target, data=data.data_hash())

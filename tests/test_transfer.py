@@ -7,15 +7,15 @@ import tvm
 from tiny import conv_net, matmul_net
 from tvm.s_tir import meta_schedule as ms
 
-from recommender import endtoend
-from recommender.apply import apply_trace
-from recommender.baselines import bisect_stops, database_at, kernel_curve, timed_records
-from recommender.errors import RecommenderError
-from recommender.measure import measure
-from recommender.sources import load_sources
-from recommender.tasks import extract_tasks
-from recommender.tuning_log import TuningLog
-from recommender.workflows import compare_with_metaschedule, transfer_tune_to_dir
+from recommender.backend.measure import measure
+from recommender.core.errors import RecommenderError
+from recommender.evaluate import endtoend
+from recommender.evaluate.workflows import compare_with_metaschedule, transfer_tune_to_dir
+from recommender.logs.history import bisect_stops, database_at, kernel_curve, timed_records
+from recommender.logs.sources import load_sources
+from recommender.logs.tuning_log import TuningLog
+from recommender.tasks.extract import extract_tasks
+from recommender.transfer.apply import apply_trace
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     # TVM's own reader and compile_relax take the output as it is
     database = ms.database.JSONDatabase(work_dir=str(tmp_path))
     assert len(database.get_all_tuning_records()) == 1
-    from recommender.tasks import prepare
+    from recommender.tasks.extract import prepare
 
     prepared = prepare(network.mod)
     tuned = endtoend.build(prepared, target, database)

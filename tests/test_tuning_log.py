@@ -8,10 +8,10 @@ import tvm
 from tiny import conv_net
 from tvm.s_tir import meta_schedule as ms
 
-from recommender.errors import InputError
-from recommender.targets import parse_target
-from recommender.tasks import extract_tasks
-from recommender.tuning_log import TuningLog
+from recommender.core.errors import InputError
+from recommender.core.targets import parse_target
+from recommender.logs.tuning_log import TuningLog
+from recommender.tasks.extract import extract_tasks
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import pytest
 from tiny import conv_net, matmul_net
 
-from recommender.tasks import extract_tasks
+from recommender.tasks.extract import extract_tasks
 
 
 def only_task(network, target):

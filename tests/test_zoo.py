@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from recommender.targets import host_target
-from recommender.tasks import extract_tasks
-from recommender.zoo import load_zoo_network, zoo_names
+from recommender.core.targets import host_target
+from recommender.networks.zoo import load_zoo_network, zoo_names
+from recommender.tasks.extract import extract_tasks
 
 PAPER_NETWORKS = [
     "resnet18",

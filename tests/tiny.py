@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tvm import relax
 
-from recommender.network import Network, inputs_of
+from recommender.networks.network import Network, inputs_of
 
 
 def _network(name: str, build) -> Network:

@@ -1,0 +1,231 @@
+"""Build and time candidates through MetaSchedule's builder and runner (local or RPC).
+
+Timing protocol (fixed, so numbers from collection, transfer and recommendation compare):
+one warm-up run, then ``repeat`` = 3 measurements of ``number`` = 3 runs each, each repeat at
+least ``min_repeat_ms`` = 50 ms long; a candidate's time is the median of the repeats. The
+unscheduled reference is timed with ``number`` = 1: its naive loops take up to hundreds of ms
+per run, and its time only has to be compared with the candidates'. Builds and runs happen in
+separate worker processes, so a candidate that crashes or hangs is a failed result, never a
+dead run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import statistics
+import tempfile
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import tvm
+from tvm.s_tir import meta_schedule as ms
+
+from ..core.interrupts import ignore_ctrl_c
+from ..core.targets import RemoteDevice
+from .verify import check_builds
+from .workers import run_jobs
+
+EVALUATOR = ms.runner.EvaluatorConfig(
+    number=3, repeat=3, min_repeat_ms=50, enable_cpu_cache_flush=False
+)
+REFERENCE_EVALUATOR = EVALUATOR._replace(number=1)
+BUILD_TIMEOUT_S = 60.0
+RUN_TIMEOUT_S = 30.0
+
+
+def build_without_intrin_import(mod, target, _params):
+    """MetaSchedule's ``default_build`` minus ``import tvm.s_tir.tensor_intrin``.
+
+    That import registers CUDA and other tensor intrinsics and takes 20-27 s in every fresh
+    builder worker (the pool restarts each batch), so builds under the default 30 s timeout
+    failed at random. Lowering an already scheduled CPU kernel does not need it.
+    """
+    from tvm.driver import build as tvm_build
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+
+    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
+    return tvm_build(mod, target=target)
+
+
+def export_shared_library(mod) -> str:
+    """Link once, in the builder worker: MetaSchedule's default exports a ``.tar`` of objects,
+    which the checker and the runner each link again when they load it."""
+    path = os.path.join(tempfile.mkdtemp(), "tvm_tmp_mod.so")
+    mod.export_library(path)
+    return path
+
+
+def export_object_archive(mod) -> str:
+    """A ``.tar`` of object files, for a device that links code for its own architecture."""
+    from tvm.support.tar import tar
+
+    path = os.path.join(tempfile.mkdtemp(), "tvm_tmp_mod.tar")
+    mod.export_library(path, fcompile=tar)
+    return path
+
+
+class Built(NamedTuple):
+    artifact_path: str | None
+    error_msg: str | None
+
+
+def _build_in_worker(mod: tvm.IRModule, target: tvm.target.Target, for_device: bool) -> str:
+    runtime_module = build_without_intrin_import(mod, target, None)
+    export = export_object_archive if for_device else export_shared_library
+    return export(runtime_module)
+
+
+def build_all(
+    mods: list[tvm.IRModule], target: tvm.target.Target, *, remote: RemoteDevice | None = None
+) -> list[Built]:
+    """Build each kernel in the process-wide build workers (one per core): shared libraries for
+    this host, object archives for an RPC device."""
+    jobs = [(mod, target, remote is not None) for mod in mods]
+    outcomes = run_jobs("build", None, BUILD_TIMEOUT_S, _build_in_worker, jobs, "build")
+    return [Built(path, error) for path, error in outcomes]
+
+
+@functools.cache
+def make_builder(
+    max_workers: int | None = None, *, remote: RemoteDevice | None = None
+) -> ms.builder.LocalBuilder:
+    """MetaSchedule's builder for tuning (``collect``), building as ``build_all`` does.
+
+    Cached: constructing a MetaSchedule builder or runner spawns a worker for a sanity check,
+    about 5.5 s each here, which was a third of the cost of timing a batch of 32.
+    """
+    return ms.builder.LocalBuilder(
+        max_workers=max_workers,
+        timeout_sec=BUILD_TIMEOUT_S,
+        f_build=build_without_intrin_import,
+        f_export=export_object_archive if remote is not None else export_shared_library,
+        initializer=ignore_ctrl_c,
+    )
+
+
+@functools.cache
+def make_runner(
+    remote: RemoteDevice | None = None, evaluator: ms.runner.EvaluatorConfig = EVALUATOR
+) -> ms.runner.Runner:
+    """A local runner, or an RPC runner that asks the tracker for a device with ``remote.key``."""
+    if remote is None:
+        return ms.runner.LocalRunner(
+            evaluator_config=evaluator, timeout_sec=RUN_TIMEOUT_S, initializer=ignore_ctrl_c
+        )
+    config = ms.runner.RPCConfig(
+        tracker_host=remote.host,
+        tracker_port=remote.port,
+        tracker_key=remote.key,
+        session_timeout_sec=RUN_TIMEOUT_S * 4,
+    )
+    return ms.runner.RPCRunner(
+        rpc_config=config, evaluator_config=evaluator, initializer=ignore_ctrl_c
+    )
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One candidate's outcome: ``run_s`` is the median of the repeats, in seconds."""
+
+    run_s: float | None
+    stage: str  # "ok", or where it failed: "build", "verify", "run"
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.stage == "ok"
+
+
+def arg_specs(mod: tvm.IRModule) -> tuple[list, list]:
+    """The kernel's arguments: MetaSchedule's ``ArgInfo`` list (what runners take) and
+    (shape, dtype) pairs (what the checker makes random arrays from)."""
+    func = next(f for f in mod.functions.values() if isinstance(f, tvm.tirx.PrimFunc))
+    infos = ms.arg_info.ArgInfo.from_prim_func(func)
+    specs = [(tuple(int(d) for d in info.shape), str(info.dtype)) for info in infos]
+    return infos, specs
+
+
+def remove_artifact(path: str | None) -> None:
+    """Delete a build's temporary directory (each artifact gets its own)."""
+    if path:
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+def measure(
+    groups: list[tuple[tvm.IRModule, list[tvm.IRModule]]],
+    target: tvm.target.Target,
+    *,
+    remote: RemoteDevice | None = None,
+    timed: bool = True,
+) -> list[list[Measurement]]:
+    """Build, check and time scheduled kernels: one batch for all, as worker start-up is slow.
+
+    ``groups`` pairs each unscheduled workload (the reference) with scheduled versions of it;
+    the reference itself may be among them, to be timed. Only candidates whose outputs match
+    their reference are timed (see ``verify``); with ``timed=False`` they are only checked
+    (``ok`` with ``run_s`` None). Returns one list of measurements per group, in input order.
+    """
+    jobs = [(g, mod) for g, (_, mods) in enumerate(groups) for mod in mods]
+    if not jobs:
+        return [[] for _ in groups]
+    specs = [arg_specs(reference) for reference, _ in groups]
+    is_reference = [mod is groups[g][0] for g, mod in jobs]  # built once, never checked
+    mods = [reference for reference, _ in groups]
+    mods += [mod for (_, mod), ref in zip(jobs, is_reference) if not ref]
+    built = build_all(mods, target, remote=remote)
+    refs, scheduled = built[: len(groups)], iter(built[len(groups) :])
+    cands = [refs[g] if ref else next(scheduled) for (g, _), ref in zip(jobs, is_reference)]
+    results: list[Measurement | None] = [None] * len(jobs)
+    try:
+        for i, ((g, _), b) in enumerate(zip(jobs, cands)):
+            if b.error_msg:
+                results[i] = Measurement(None, "build", _short(b.error_msg))
+            elif refs[g].error_msg:
+                results[i] = Measurement(None, "build", "the unscheduled workload does not build")
+        pending = [i for i, r in enumerate(results) if r is None and not is_reference[i]]
+        checks = check_builds(
+            [(cands[i].artifact_path, refs[jobs[i][0]].artifact_path) for i in pending],
+            [specs[jobs[i][0]][1] for i in pending],
+            remote=remote,
+        )
+        for i, check in zip(pending, checks):
+            if not check.ok:
+                results[i] = Measurement(None, "verify", check.error)
+        pending = [i for i, r in enumerate(results) if r is None]
+        if not timed:
+            for i in pending:
+                results[i] = Measurement(None, "ok")
+            pending = []
+        for evaluator, references in ((EVALUATOR, False), (REFERENCE_EVALUATOR, True)):
+            chosen = [i for i in pending if is_reference[i] == references]
+            if not chosen:
+                continue
+            runner = make_runner(remote, evaluator)
+            futures = runner.run(
+                [
+                    ms.runner.RunnerInput(cands[i].artifact_path, "cpu", specs[jobs[i][0]][0])
+                    for i in chosen
+                ]
+            )
+            for i, future in zip(chosen, futures):  # all done before the other runner starts
+                results[i] = _timing(future.result())
+    finally:
+        for b in built:
+            remove_artifact(b.artifact_path)
+    grouped: list[list[Measurement]] = [[] for _ in groups]
+    for (g, _), result in zip(jobs, results):
+        grouped[g].append(result)
+    return grouped
+
+
+def _timing(outcome: ms.runner.RunnerResult) -> Measurement:
+    if outcome.error_msg or not outcome.run_secs:
+        return Measurement(None, "run", _short(outcome.error_msg or "no timing"))
+    return Measurement(statistics.median(float(s) for s in outcome.run_secs), "ok")
+
+
+def _short(message: str) -> str:
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    return (lines[-1] if lines else message)[:300]

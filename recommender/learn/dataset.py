@@ -1,0 +1,351 @@
+"""The transfer-benefit dataset: every same-class (source record, target kernel) pair, measured.
+
+For each target network, each of its kernels gets every same-class record of the *other*
+networks' logs (the ``top_n`` best per source workload, not only the best: the model must learn
+what transfers, not only what was best at home). Each candidate is applied, featurised (schema
+in ``features``), checked and timed, together with the untuned kernel in the same batch.
+
+Stored per (kernel, source model) as ``<dir>/<network>/<task index>-<source>.npz`` (features,
+times, status, source labels, and the keys of the source records it measured) plus
+``<dir>/provenance.json``. A build measures only the records a file lacks and drops the rows of
+records no longer among the source log's ``top_n`` (a resumed collection outran them), so an
+interrupted build resumes where it stopped and a newly logged network only adds files.
+``load_dataset`` merges a kernel's files.
+
+The paper's exhaustive transfer with every other network as source measures exactly the rank-0
+pairs of one target network; ``add_transfer_run`` keeps such a run's measurements as rows, so the
+evaluation and the dataset do not time the same pairs twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import logging
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import tvm
+from tqdm import tqdm
+
+from ..core.errors import InputError
+from ..core.targets import RemoteDevice, target_key
+from ..logs.sources import load_sources
+from ..logs.tuning_log import cpu_model
+from ..networks.network import Network
+from ..networks.zoo import families
+from ..tasks.extract import extract_tasks
+from ..transfer.candidate import KernelResult, apply_candidates
+from ..transfer.exhaustive import TransferRun
+from ..transfer.timing import CHUNK, measure_kernels
+from .features import FEATURE_NAMES, SCHEMA_VERSION, featurize
+
+logger = logging.getLogger(__name__)
+
+STATUSES = ("ok", "apply", "build", "verify", "run")
+
+
+@dataclass(frozen=True)
+class KernelData:
+    """One target kernel's candidates: rows of ``features`` line up with ``run_s``/``status``.
+
+    ``run_s`` is NaN where the candidate failed; ``status`` indexes ``STATUSES``. Failed
+    applications have all-zero features (there is no program to describe).
+    """
+
+    network: str
+    task: str
+    kernel_class: str
+    weight: int
+    untuned_s: float
+    features: np.ndarray
+    run_s: np.ndarray
+    status: np.ndarray
+    sources: list[str]
+    records: list[str] = field(default_factory=list)  # source trace keys; empty in old files
+
+    @property
+    def best_s(self) -> float:
+        """Best time known for this kernel: the fastest valid candidate, or untuned."""
+        valid = self.run_s[np.isfinite(self.run_s)]
+        return float(min(valid.min(), self.untuned_s)) if valid.size else self.untuned_s
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(
+            tmp,
+            features=self.features,
+            run_s=self.run_s,
+            status=self.status,
+            meta=json.dumps(
+                {
+                    "network": self.network,
+                    "task": self.task,
+                    "kernel_class": self.kernel_class,
+                    "weight": self.weight,
+                    "untuned_s": self.untuned_s,
+                    "sources": self.sources,
+                    "records": self.records,
+                    "schema": SCHEMA_VERSION,
+                }
+            ),
+        )
+        tmp.replace(path)
+
+    def rows(self, keep: np.ndarray) -> KernelData:
+        """The candidates where ``keep`` (a boolean mask over rows) holds."""
+        picked = np.flatnonzero(keep)
+        return dataclasses.replace(
+            self,
+            features=self.features[picked],
+            run_s=self.run_s[picked],
+            status=self.status[picked],
+            sources=[self.sources[i] for i in picked],
+            records=[self.records[i] for i in picked] if self.records else [],
+        )
+
+    @classmethod
+    def merge(cls, parts: list[KernelData]) -> KernelData:
+        """One kernel's candidates from several parts (source models, or one source model's
+        records measured at different times); untuned = median of its measurements (each part
+        timed it with its own candidates)."""
+        if len(parts) == 1:
+            return parts[0]
+        untuned = [p.untuned_s for p in parts if np.isfinite(p.untuned_s)]
+        first = parts[0]
+        return cls(
+            network=first.network,
+            task=first.task,
+            kernel_class=first.kernel_class,
+            weight=first.weight,
+            untuned_s=float(np.median(untuned)) if untuned else float("nan"),
+            features=np.concatenate([p.features for p in parts]),
+            run_s=np.concatenate([p.run_s for p in parts]),
+            status=np.concatenate([p.status for p in parts]),
+            sources=[s for p in parts for s in p.sources],
+            records=[r for p in parts for r in p.records],
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> KernelData:
+        try:
+            with np.load(path) as data:
+                meta = json.loads(str(data["meta"]))
+                arrays = {k: data[k] for k in ("features", "run_s", "status")}
+        except (OSError, ValueError, KeyError) as err:
+            raise InputError(f"not a dataset kernel file ({err})", path=path) from None
+        if meta.get("schema") != SCHEMA_VERSION:
+            raise InputError(
+                f"feature schema {meta.get('schema')}, expected {SCHEMA_VERSION}; rebuild it",
+                path=path,
+            )
+        meta.pop("schema")
+        return cls(**meta, **arrays)
+
+
+DEFAULT_TOP_N = 3
+
+
+def _provenance(directory: Path, target: tvm.target.Target, top_n: int | None) -> None:
+    """Check the dataset's provenance against this build (``top_n`` None: any), or start it."""
+    path = directory / "provenance.json"
+    expected = {
+        "schema": SCHEMA_VERSION,
+        "features": len(FEATURE_NAMES),
+        "tvm": tvm.__version__,
+        "target_key": target_key(target),
+        "top_n": top_n,
+    }
+    if path.exists():
+        found = json.loads(path.read_text())
+        for key, value in expected.items():
+            if value is not None and found.get(key) != value:
+                raise InputError(f"built with {key}={found.get(key)}, expected {value}", path=path)
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    expected.update(
+        top_n=top_n or DEFAULT_TOP_N,
+        target=json.loads(str(target)),
+        machine={"cpu": cpu_model(), "arch": platform.machine()},
+        started=datetime.date.today().isoformat(),
+    )
+    path.write_text(json.dumps(expected, indent=1) + "\n")
+
+
+def build_dataset(
+    networks: dict[str, Network],
+    logs: dict[str, Path],
+    directory: Path,
+    target: tvm.target.Target,
+    *,
+    top_n: int = DEFAULT_TOP_N,
+    remote: RemoteDevice | None = None,
+    progress: bool = True,
+) -> list[Path]:
+    """Measure every same-class pair for every network (leave-one-model-out sources).
+
+    One file per (target kernel, source model), so a log added to the corpus later only adds
+    files, and a file only gets the records it lacks. Returns the files written or present.
+    """
+    _provenance(directory, target, top_n)
+    sources = load_sources(logs, target, top_n=top_n)
+    family_of = families(networks)
+    written = []
+    for name, network in networks.items():
+        out = directory / name
+        out.mkdir(exist_ok=True)
+        todo, pending = [], 0
+        for index, task in enumerate(extract_tasks(network, target)):
+            for model in sorted(logs):
+                same = [
+                    s
+                    for s in sources
+                    if s.model == model != name and s.kernel_class.key == task.kernel_class.key
+                ]
+                path = out / f"{index:03d}-{model}.npz"
+                if not same:  # the source log no longer has records of this class
+                    path.unlink(missing_ok=True)
+                    continue
+                held, stale = _held_rows(path, {s.trace_key for s in same})
+                missing = [s for s in same if not held or s.trace_key not in held.records]
+                if missing:
+                    todo.append((path, task, missing, held))
+                    pending += len(missing)
+                    continue
+                if stale:
+                    held.save(path)
+                written.append(path)
+        with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
+            for batch in _batches(todo):
+                kernels = [apply_candidates([t], missing, target)[0] for _, t, missing, _ in batch]
+                measure_kernels(kernels, target, remote=remote)
+                for (path, _, missing, held), kernel in zip(batch, kernels):
+                    _with_rows(held, _kernel_data(name, kernel, family_of, target)).save(path)
+                    written.append(path)
+                    bar.update(len(missing))
+    return written
+
+
+def add_transfer_run(run: TransferRun, directory: Path, family_of: dict[str, str]) -> list[Path]:
+    """Keep the measurements of an exhaustive transfer run on ``run.network`` as dataset rows
+    (records already in the dataset keep their rows). Returns the files it added rows to.
+
+    Raises InputError if the dataset was built for another target, schema or TVM version.
+    """
+    _provenance(directory, run.target, None)
+    out = directory / run.network
+    out.mkdir(exist_ok=True)
+    written = []
+    for index, kernel in enumerate(run.kernels):
+        by_model: dict[str, list] = {}
+        for candidate in kernel.candidates:
+            by_model.setdefault(candidate.source.model, []).append(candidate)
+        for model, candidates in sorted(by_model.items()):
+            path = out / f"{index:03d}-{model}.npz"
+            held, _ = _held_rows(path, None)
+            known = set(held.records) if held else set()
+            new = [c for c in candidates if c.source.trace_key not in known]
+            if not new:
+                continue
+            part = dataclasses.replace(kernel, candidates=new)
+            _with_rows(held, _kernel_data(run.network, part, family_of, run.target)).save(path)
+            written.append(path)
+    return written
+
+
+def _held_rows(path: Path, wanted: set[str] | None) -> tuple[KernelData | None, bool]:
+    """The rows of the kernel file at ``path`` whose source record is in ``wanted`` (None: all),
+    and whether any were dropped. None when there is no usable file: absent, unreadable, of
+    another schema, or too old to name its records; it is then measured afresh."""
+    try:
+        held = KernelData.load(path)
+    except InputError:
+        return None, False
+    if not held.records:
+        return None, False
+    if wanted is None:
+        return held, False
+    keep = np.array([r in wanted for r in held.records], dtype=bool)
+    return held.rows(keep), not keep.all()
+
+
+def _with_rows(held: KernelData | None, new: KernelData) -> KernelData:
+    return KernelData.merge([held, new]) if held and len(held.run_s) else new
+
+
+def _batches(todo: list, size: int = 2 * CHUNK):
+    """Pairs grouped to about ``size`` candidates: worker pools start once per chunk, not per
+    pair, and a finished group is saved before the next starts."""
+    batch, count = [], 0
+    for item in todo:
+        batch.append(item)
+        count += len(item[2])
+        if count >= size:
+            yield batch
+            batch, count = [], 0
+    if batch:
+        yield batch
+
+
+def _kernel_data(
+    name: str, kernel: KernelResult, family_of: dict[str, str], target: tvm.target.Target
+) -> KernelData:
+    task = kernel.task
+    applied = [c for c in kernel.candidates if c.applied.ok]
+    features = np.zeros((len(kernel.candidates), len(FEATURE_NAMES)))
+    if applied:
+        matrix = featurize(
+            task,
+            [(c.source, c.applied) for c in applied],
+            target,
+            family_of=family_of,
+            target_family=family_of.get(name, ""),
+        )
+        rows = [i for i, c in enumerate(kernel.candidates) if c.applied.ok]
+        features[rows] = matrix
+    run_s = np.array([c.run_s if c.run_s is not None else np.nan for c in kernel.candidates])
+    status = np.array(
+        [STATUSES.index(c.failure.split(":", 1)[0]) if c.failure else 0 for c in kernel.candidates]
+    )
+    untuned = kernel.untuned_s if kernel.untuned_s is not None else np.nan
+    return KernelData(
+        network=name,
+        task=task.name,
+        kernel_class=task.kernel_class.key,
+        weight=task.weight,
+        untuned_s=float(untuned),
+        features=features,
+        run_s=run_s,
+        status=status,
+        sources=[c.source.label for c in kernel.candidates],
+        records=[c.source.trace_key for c in kernel.candidates],
+    )
+
+
+def load_dataset(directory: Path, *, networks: list[str] | None = None) -> list[KernelData]:
+    """Every kernel of a built dataset (optionally only some networks), checked on load."""
+    if not (directory / "provenance.json").is_file():
+        raise InputError(
+            "not a transfer-benefit dataset (no provenance.json); "
+            "make one with `recommender dataset build`",
+            path=directory,
+        )
+    files = sorted(f for f in directory.glob("*/*.npz") if not f.name.endswith(".tmp.npz"))
+    if networks is not None:
+        unknown = set(networks) - {f.parent.name for f in files}
+        if unknown:
+            raise InputError(f"no kernels of {', '.join(sorted(unknown))}", path=directory)
+        files = [f for f in files if f.parent.name in networks]
+    if not files:
+        raise InputError("the dataset holds no kernels yet", path=directory)
+    parts: dict[tuple[str, str], list[KernelData]] = {}
+    for f in files:
+        parts.setdefault((f.parent.name, f.name.split("-", 1)[0]), []).append(KernelData.load(f))
+    return [KernelData.merge(p) for p in parts.values()]
+
+
+def dataset_provenance(directory: Path) -> dict:
+    return json.loads((directory / "provenance.json").read_text())

@@ -1,0 +1,194 @@
+"""Leave-one-model-out evaluation of the ranking models on the transfer-benefit dataset.
+
+For each held-out network, every learner is trained on the other networks' kernels, without
+the rows whose source schedule came from the held-out network, and ranks the held-out kernels'
+candidates (which come from the other networks' logs only). Metrics per network:
+
+- ``top{k}``: oracle / achieved time, weighted by the kernel's share of untuned network time.
+  Achieved = the best of the untuned kernel and the valid candidates among the top k (what the
+  recommender keeps after timing k); oracle = the same over all candidates (what exhaustive
+  transfer-tuning, the paper's method, keeps after timing all). 1.0 = as good as timing all.
+- ``recall@k``: the truly fastest candidate is among the top k.
+- ``pairwise``: share of candidate pairs (both valid, times > 2% apart) ordered correctly.
+- ``ndcg@5``: of the normalised throughput.
+- failure prediction: precision and recall of P(fail) > 0.5 on the held-out candidates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.metrics import ndcg_score
+
+from ..core.errors import InputError
+from .cost_models import OBJECTIVE, FailureClassifier
+from .dataset import KernelData
+from .training import TrainingSet, check_trainable, fit_ranker, training_set
+
+LEARNERS: dict[str, tuple[str, dict]] = {
+    "xgb-pairwise": ("xgb", {"objective": "rank:pairwise"}),
+    "xgb-ndcg": ("xgb", {"objective": "rank:ndcg"}),
+    "sklearn-hgb": ("sklearn", {}),
+    "nearest-shape": ("nearest-shape", {}),
+    "best-home": ("best-home", {}),
+    "random": ("random", {}),
+}
+KS = tuple(range(1, 11))
+TIE = 0.02  # times closer than this are noise, not an order to predict
+
+
+@dataclass
+class HeldOut:
+    network: str
+    kernels: int
+    candidates: int
+    learners: dict[str, dict[str, float]] = field(default_factory=dict)
+    failure: dict[str, float] = field(default_factory=dict)
+
+
+def kernel_metrics(kernel: KernelData, run_s: np.ndarray, scores: np.ndarray) -> dict | None:
+    """Metrics of one kernel's ranking; ``run_s`` is NaN for failed candidates."""
+    ok = np.isfinite(run_s)
+    untuned = kernel.untuned_s if math.isfinite(kernel.untuned_s) else math.inf
+    oracle = min(untuned, run_s[ok].min()) if ok.any() else untuned
+    if not math.isfinite(oracle):
+        return None
+    order = np.argsort(-scores, kind="stable")
+    metrics: dict[str, float] = {}
+    for k in KS:
+        top = order[:k]
+        valid = run_s[top][ok[top]]
+        metrics[f"top{k}"] = oracle / min(untuned, valid.min() if valid.size else math.inf)
+    if ok.any():
+        best = np.flatnonzero(ok)[np.argmin(run_s[ok])]
+        position = int(np.flatnonzero(order == best)[0])
+        for k in KS:
+            metrics[f"recall@{k}"] = float(position < k)
+    pairs = correct = 0.0
+    valid = np.flatnonzero(ok)
+    for a in range(len(valid)):
+        for b in range(a + 1, len(valid)):
+            i, j = valid[a], valid[b]
+            if abs(run_s[i] - run_s[j]) <= TIE * min(run_s[i], run_s[j]):
+                continue
+            pairs += 1
+            agree = (scores[i] - scores[j]) * (run_s[j] - run_s[i])
+            correct += 1.0 if agree > 0 else 0.5 if agree == 0 else 0.0
+    if pairs:
+        metrics["pairwise"] = correct / pairs
+    if len(run_s) >= 2 and ok.any():
+        relevance = np.where(ok, oracle / np.where(ok, run_s, 1.0), 0.0)
+        metrics["ndcg@5"] = float(ndcg_score([relevance], [scores], k=5))
+    return metrics
+
+
+def network_metrics(test: TrainingSet, scores: np.ndarray) -> dict[str, float]:
+    """Per-kernel metrics averaged: scores weighted by untuned time share, the rest plainly."""
+    per_kernel, weights = [], []
+    for group, kernel in enumerate(test.kernels):
+        rows = test.rows(group)
+        metrics = kernel_metrics(kernel, test.run_s[rows], scores[rows])
+        if metrics is not None:
+            per_kernel.append(metrics)
+            weights.append(kernel.weight * kernel.untuned_s)
+    result = {}
+    names = sorted({name for metrics in per_kernel for name in metrics})
+    for name in names:
+        have = [(m[name], w) for m, w in zip(per_kernel, weights) if name in m]
+        values = np.array([v for v, _ in have])
+        if name.startswith("top"):
+            result[name] = float(np.average(values, weights=[w for _, w in have]))
+        else:
+            result[name] = float(values.mean())
+    return result
+
+
+def failure_metrics(train: TrainingSet, test: TrainingSet) -> dict[str, float]:
+    predicted = FailureClassifier().fit(train.X, train.failed).predict_proba(test.X) > 0.5
+    actual = test.failed
+    hits = float((predicted & actual).sum())
+    return {
+        "failures": int(actual.sum()),
+        "candidates": len(actual),
+        "precision": hits / predicted.sum() if predicted.any() else math.nan,
+        "recall": hits / actual.sum() if actual.any() else math.nan,
+    }
+
+
+def leave_one_model_out(
+    kernels: list[KernelData], learners: dict[str, tuple[str, dict]] | None = None
+) -> list[HeldOut]:
+    """Hold out each network in turn; see the module docstring for the protocol."""
+    learners = learners or LEARNERS
+    results = []
+    for network in sorted({k.network for k in kernels}):
+        train = training_set([k for k in kernels if k.network != network], exclude_source=network)
+        test = training_set([k for k in kernels if k.network == network])
+        try:
+            check_trainable(train, f"leaving out {network}, the training data")
+        except InputError:
+            continue
+        if not test.groups:
+            continue
+        held = HeldOut(network, test.groups, len(test.y))
+        for label, (name, params) in learners.items():
+            scores = fit_ranker(name, train, **params).predict(test.X)
+            held.learners[label] = network_metrics(test, scores)
+        held.failure = failure_metrics(train, test)
+        results.append(held)
+    if not results:
+        raise InputError(
+            "no network could be held out: the dataset needs kernels of at least two networks "
+            "with applied candidates"
+        )
+    return results
+
+
+def mean_metrics(results: list[HeldOut]) -> dict[str, dict[str, float]]:
+    """Mean over held-out networks, per learner."""
+    means = {}
+    for label in results[0].learners:
+        names = results[0].learners[label]
+        means[label] = {
+            name: float(np.nanmean([r.learners[label].get(name, math.nan) for r in results]))
+            for name in names
+        }
+    return means
+
+
+def plot_score_vs_k(results: list[HeldOut], path) -> None:
+    """Mean top-k score over held-out networks, one line per learner."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    means = mean_metrics(results)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, metrics in means.items():
+        ax.plot(KS, [metrics[f"top{k}"] for k in KS], marker="o", label=label)
+    ax.axhline(1.0, color="grey", linestyle=":", label="time all (paper)")
+    ax.set_xlabel("candidates timed per kernel (k)")
+    ax.set_ylabel("top-k score (1 = best of all candidates)")
+    ax.set_title(f"Leave-one-model-out over {len(results)} networks")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def recall_curve(kernels: list[KernelData], *, objective: str = OBJECTIVE) -> dict:
+    """The shipped ranker's leave-one-model-out recall@k, k = 1..10 (empty with one network)."""
+    try:
+        results = leave_one_model_out(kernels, {"xgb": ("xgb", {"objective": objective})})
+    except InputError:
+        return {}
+    means = mean_metrics(results)["xgb"]
+    return {
+        "networks": [r.network for r in results],
+        "recall_curve": [round(means.get(f"recall@{k}", math.nan), 4) for k in KS],
+        "top1": round(means["top1"], 4),
+    }

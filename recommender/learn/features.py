@@ -1,0 +1,167 @@
+"""Features of a candidate (source schedule applied to a target kernel), schema version 1.
+
+No measurement is needed: everything comes from the target workload, the source record, the
+pair, and the transferred program (MetaSchedule's per-store features). Field by field:
+
+workload (target kernel)
+  w_log_flops, w_log_bytes, w_log_intensity  log2 of FLOPs, parameter bytes, FLOPs per byte
+  w_blocks, w_reduction_loops               number of blocks; reduction axes of the anchor
+  w_log_extent_0..7                        log2 of the anchor block's extents (0 = absent)
+source (the record on its home workload)
+  s_log_run_us, s_log_gflops                its measured time (log2 us) and throughput
+  s_rank                                    0 = best record of its workload
+  s_tiles, s_log_inner_tile, s_log_outer_tile  tile decisions and mean log2 inner/outer factor
+  s_unroll                                  the sampled max unroll step (0 if none)
+  s_compute_location                        the sampled compute-at position (-1 if none)
+pair
+  p_log_flops_ratio                         log2 of target FLOPs / source FLOPs
+  p_log_extent_ratio_0..7                   log2 of target / source anchor extents
+  p_repaired_tiles, p_repaired_fraction      tile decisions that no longer divided
+  p_same_family, p_same_workload            model family match; identical shapes
+program (the transferred schedule, PerStoreFeature's 164 numbers per buffer store)
+  t_mean_0..163, t_max_0..163               mean and max over the program's stores
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tvm
+from tvm.s_tir import meta_schedule as ms
+
+from ..logs.sources import SourceSchedule
+from ..tasks.extract import Task
+from ..tasks.workload import WorkloadDescriptor
+from ..transfer.apply import Applied
+
+SCHEMA_VERSION = 1
+EXTENT_SLOTS = 8
+STORE_FEATURES = 164
+
+_WORKLOAD = ["w_log_flops", "w_log_bytes", "w_log_intensity", "w_blocks", "w_reduction_loops"]
+_WORKLOAD += [f"w_log_extent_{i}" for i in range(EXTENT_SLOTS)]
+_SOURCE = [
+    "s_log_run_us",
+    "s_log_gflops",
+    "s_rank",
+    "s_tiles",
+    "s_log_inner_tile",
+    "s_log_outer_tile",
+    "s_unroll",
+    "s_compute_location",
+]
+_PAIR = ["p_log_flops_ratio"] + [f"p_log_extent_ratio_{i}" for i in range(EXTENT_SLOTS)]
+_PAIR += ["p_repaired_tiles", "p_repaired_fraction", "p_same_family", "p_same_workload"]
+_PROGRAM = [f"t_mean_{i}" for i in range(STORE_FEATURES)]
+_PROGRAM += [f"t_max_{i}" for i in range(STORE_FEATURES)]
+FEATURE_NAMES: tuple[str, ...] = tuple(_WORKLOAD + _SOURCE + _PAIR + _PROGRAM)
+
+
+def _log2(x: float) -> float:
+    return math.log2(x) if x > 0 else 0.0
+
+
+def _extents(desc: WorkloadDescriptor) -> list[float]:
+    logs = [_log2(e) for e in desc.anchor_extents[:EXTENT_SLOTS]]
+    return logs + [0.0] * (EXTENT_SLOTS - len(logs))
+
+
+def workload_features(desc: WorkloadDescriptor) -> list[float]:
+    return [
+        _log2(desc.flops + 1),
+        _log2(desc.bytes + 1),
+        _log2(desc.arithmetic_intensity + 1e-3),
+        float(len(desc.blocks)),
+        float(desc.anchor_iter_kinds.count("R")),
+        *_extents(desc),
+    ]
+
+
+def source_features(source: SourceSchedule) -> list[float]:
+    inner, outer, unroll, location = [], [], 0.0, -1.0
+    for inst, decision in source.trace.decisions.items():
+        kind = inst.kind.name
+        if kind == "SamplePerfectTile":
+            factors = [int(f) for f in decision]
+            inner.append(_log2(factors[-1]))
+            outer.append(_log2(factors[0]))
+        elif kind == "SampleCategorical":
+            candidates = inst.attrs[0]
+            unroll = float(int(candidates[int(decision)]))
+        elif kind == "SampleComputeLocation":
+            location = float(int(decision))
+    run_us = source.run_s * 1e6
+    return [
+        _log2(run_us),
+        _log2(source.descriptor.flops / source.run_s / 1e9 + 1e-3),
+        float(source.rank),
+        float(len(inner)),
+        float(np.mean(inner)) if inner else 0.0,
+        float(np.mean(outer)) if outer else 0.0,
+        unroll,
+        location,
+    ]
+
+
+def pair_features(
+    source: SourceSchedule, target: WorkloadDescriptor, applied: Applied, same_family: bool
+) -> list[float]:
+    ratios = [t - s for t, s in zip(_extents(target), _extents(source.descriptor))]
+    return [
+        _log2(target.flops + 1) - _log2(source.descriptor.flops + 1),
+        *ratios,
+        float(applied.repaired_tiles),
+        applied.repaired_tiles / max(applied.tile_decisions, 1),
+        float(same_family),
+        float(target.anchor_extents == source.descriptor.anchor_extents),
+    ]
+
+
+def program_features(task: Task, schedules: list, target: tvm.target.Target) -> np.ndarray:
+    """Mean and max of PerStoreFeature over each schedule's stores: shape (n, 2 x 164)."""
+    if not schedules:
+        return np.zeros((0, 2 * STORE_FEATURES))
+    context = ms.TuneContext(mod=task.mod, target=target)
+    func = next(iter(task.mod.functions.values()))
+    args = ms.arg_info.ArgInfo.from_prim_func(func)
+    candidates = [ms.MeasureCandidate(sch, args) for sch in schedules]
+    per_store = ms.feature_extractor.PerStoreFeature().extract_from(context, candidates)
+    rows = []
+    for tensor in per_store:
+        stores = tensor.numpy()
+        if stores.size == 0:
+            rows.append(np.zeros(2 * STORE_FEATURES))
+        else:
+            rows.append(np.concatenate([stores.mean(axis=0), stores.max(axis=0)]))
+    return np.asarray(rows)
+
+
+def featurize(
+    task: Task,
+    candidates: list[tuple[SourceSchedule, Applied]],
+    target: tvm.target.Target,
+    *,
+    family_of: dict[str, str] | None = None,
+    target_family: str = "",
+) -> np.ndarray:
+    """The feature matrix of one kernel's applied candidates: shape (n, len(FEATURE_NAMES)).
+
+    Failed applications have no program: they are not featurised (callers drop them first).
+    """
+    if any(not applied.ok for _, applied in candidates):
+        raise ValueError("featurize() takes successfully applied candidates only")
+    family_of = family_of or {}
+    workload = workload_features(task.descriptor)
+    program = program_features(task, [a.schedule for _, a in candidates], target)
+    rows = []
+    for (source, applied), prog in zip(candidates, program):
+        same = bool(target_family) and family_of.get(source.model) == target_family
+        rows.append(
+            workload
+            + source_features(source)
+            + pair_features(source, task.descriptor, applied, same)
+            + list(prog)
+        )
+    matrix = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURE_NAMES))
+    return np.nan_to_num(matrix, nan=0.0, posinf=0.0, neginf=0.0)

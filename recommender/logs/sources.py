@@ -1,0 +1,157 @@
+"""Source schedules: the tuning records of other networks' logs, indexed by kernel class."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import tvm
+import tvm_ffi
+from tvm import s_tir
+from tvm.s_tir import meta_schedule as ms
+
+from ..core import paths
+from ..core.errors import InputError
+from ..core.targets import same_cpu
+from ..tasks.workload import KernelClass, WorkloadDescriptor, describe, kernel_class
+from .tuning_log import FAILED_RUN_S, TuningLog
+
+logger = logging.getLogger(__name__)
+
+# The transfer-tuning paper's fixed pairing: target <- source model.
+PAPER_PAIRS = {
+    "resnet18": "resnet50",
+    "resnet50": "googlenet",
+    "alexnet": "vgg16",
+    "vgg16": "googlenet",
+    "mobilenetv2": "efficientnetb4",
+    "googlenet": "resnet50",
+    "mnasnet1_0": "googlenet",
+    "efficientnetb0": "efficientnetb4",
+    "efficientnetb4": "efficientnetb0",
+    "bert": "mobilebert",
+    "mobilebert": "bert",
+}
+
+
+@dataclass(frozen=True)
+class SourceSchedule:
+    """One tuning record of a source workload. ``rank`` 0 is the best record of that workload."""
+
+    model: str
+    workload: tvm.IRModule
+    workload_key: int
+    kernel_class: KernelClass
+    descriptor: WorkloadDescriptor
+    trace: s_tir.Trace
+    run_s: float
+    rank: int
+    trace_key: str = ""  # hash of the trace's JSON: with workload_key, names the record
+
+    @property
+    def label(self) -> str:
+        return (
+            f"{self.model}/{self.kernel_class.summary}#{self.workload_key % 10**6:06d}r{self.rank}"
+        )
+
+
+def logged_models(logs: Path = paths.LOGS) -> list[str]:
+    """The models with a tuning log under ``logs`` (a directory holding ``provenance.json``)."""
+    if not logs.is_dir():
+        return []
+    return sorted(p.parent.name for p in logs.glob("*/provenance.json"))
+
+
+def resolve_sources(spec: str, target_model: str, logs: Path = paths.LOGS) -> list[str]:
+    """``all`` (every other logged model), ``paper`` (the paper's pair) or ``a,b,c``.
+
+    The target model itself is never a source (leave-one-model-out).
+    """
+    if spec == "paper":
+        if target_model not in PAPER_PAIRS:
+            raise InputError(f"--sources paper: no paper pairing for {target_model!r}")
+        return [PAPER_PAIRS[target_model]]
+    if spec == "all":
+        names = logged_models(logs)
+    else:
+        names = [n.strip() for n in spec.split(",") if n.strip()]
+    names = [n for n in names if n != target_model]
+    if not names and spec == "all":
+        raise InputError(
+            f"no tuning log of any model but {target_model!r}; make one with "
+            "`recommender collect MODEL` (the shipped corpus lives here)",
+            path=logs,
+        )
+    if not names:
+        raise InputError(f"--sources {spec!r} leaves no source model besides {target_model!r}")
+    return names
+
+
+def log_dir(model: str, logs: Path = paths.LOGS) -> Path:
+    """The log of ``model`` in the corpus, or an error saying how to make it."""
+    path = logs / model
+    if not path.is_dir():
+        raise InputError(
+            f"no tuning log for source model {model!r}; run `recommender collect {model}`",
+            path=path,
+        )
+    return path
+
+
+def load_sources(
+    logs: dict[str, Path], target: tvm.target.Target, *, top_n: int = 1
+) -> list[SourceSchedule]:
+    """The ``top_n`` fastest valid records of every workload in each model's log (tuned for
+    ``target``'s architecture: logs from another CPU are used with a warning).
+
+    Records are picked from the log's JSON before any is decoded: decoding a record replays its
+    trace on its workload, and a log holds about 64 records per workload.
+    """
+    sources, other_cpus = [], defaultdict(list)
+    for model, path in logs.items():
+        log = TuningLog.open(path, target=target, other_cpu=True)
+        tuned_for = log.provenance()["target_key"]
+        if not same_cpu(tuned_for, target):
+            other_cpus[tuned_for["mcpu"] or "no -mcpu"].append(model)
+        workloads = [json.loads(line) for line in _lines(log.workloads_path)]
+        by_workload: dict[int, list[tuple[float, list]]] = defaultdict(list)
+        for line in _lines(log.records_path):
+            index, record_json = json.loads(line)
+            secs = [float(s) for s in record_json[1] or []]
+            run_s = statistics.median(secs) if secs else math.inf
+            if run_s < FAILED_RUN_S:
+                by_workload[index].append((run_s, record_json))
+        for index, records in by_workload.items():
+            workload = ms.database.Workload.from_json(workloads[index])
+            mod = workload.mod
+            key = tvm_ffi.structural_hash(mod)
+            klass, descriptor = kernel_class(mod), describe(mod)
+            records.sort(key=lambda r: r[0])
+            for rank, (run_s, record_json) in enumerate(records[:top_n]):
+                record = ms.database.TuningRecord.from_json(record_json, workload)
+                trace_key = hashlib.sha256(json.dumps(record_json[0]).encode()).hexdigest()[:16]
+                sources.append(
+                    SourceSchedule(
+                        model, mod, key, klass, descriptor, record.trace, run_s, rank, trace_key
+                    )
+                )
+        logger.info("%s: %d source workloads", model, len(by_workload))
+    if other_cpus:
+        logger.warning(
+            "source logs tuned for another CPU than %s (%s): their schedules are timed on the "
+            "target, but may be slower than ones tuned for it (scripts/rebuild_corpus.py tunes "
+            "the corpus for it)",
+            target.attrs.get("mcpu", "no -mcpu"),
+            "; ".join(f"{cpu}: {', '.join(models)}" for cpu, models in other_cpus.items()),
+        )
+    return sources
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.strip()]

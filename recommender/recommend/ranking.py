@@ -1,0 +1,165 @@
+"""Rank each kernel's applied candidates with the cost model, and correct the ranks online.
+
+Scores are z-scored inside each kernel (a ranker's raw scores only order one group), and a
+candidate the failure classifier expects to fail (P > 0.5) goes after all the others. As
+measurements arrive, ``correct`` re-ranks the untimed candidates of same-class kernels: a
+source schedule that was fast where it was timed moves up elsewhere, one that failed or was
+slow moves down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import tvm
+
+from ..core.interrupts import checkpoint
+from ..learn.cost_models import CostModel
+from ..learn.feature_cache import FeatureCache, candidate_key
+from ..learn.features import FEATURE_NAMES, featurize
+from ..transfer.candidate import Candidate, KernelResult
+
+FAIL_THRESHOLD = 0.5
+CORRECTION = 2.0  # z-score units per unit of measured normalised throughput above the mean
+
+
+@dataclass
+class RankedKernel:
+    """One kernel with its applied candidates in predicted order (best first)."""
+
+    kernel: KernelResult
+    candidates: list[Candidate]
+    scores: np.ndarray  # z-scored model score, aligned with ``candidates``
+    p_fail: np.ndarray
+    bonus: np.ndarray = field(default=None)  # online correction, aligned with ``candidates``
+
+    def __post_init__(self):
+        if self.bonus is None:
+            self.bonus = np.zeros(len(self.candidates))
+        self._sort()
+        self.initial_rank = {id(c): i for i, c in enumerate(self.candidates)}
+
+    def _sort(self) -> None:
+        key = self.scores + self.bonus - 1e3 * (self.p_fail > FAIL_THRESHOLD)
+        order = np.argsort(-key, kind="stable")
+        self.candidates = [self.candidates[i] for i in order]
+        self.scores, self.p_fail, self.bonus = (
+            self.scores[order],
+            self.p_fail[order],
+            self.bonus[order],
+        )
+
+    @property
+    def untried(self) -> list[Candidate]:
+        """Candidates not measured or checked yet, in the current order."""
+        return [c for c in self.candidates if c.measurement is None]
+
+    @property
+    def timed(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.run_s is not None]
+
+    def explain(self, candidate: Candidate) -> dict:
+        """Where the model put ``candidate``: its rank before any measurement, score, P(fail)."""
+        i = next(i for i, c in enumerate(self.candidates) if c is candidate)
+        return {
+            "initial_rank": self.initial_rank[id(candidate)],
+            "score": round(float(self.scores[i]), 3),
+            "correction": round(float(self.bonus[i]), 3),
+            "p_fail": round(float(self.p_fail[i]), 3),
+        }
+
+
+def rank_candidates(
+    kernels: list[KernelResult],
+    model: CostModel,
+    target: tvm.target.Target,
+    *,
+    family_of: dict[str, str],
+    target_family: str,
+    cache: FeatureCache | None = None,
+) -> list[RankedKernel]:
+    """Score every candidate that applies. Apply outcomes and features come from ``cache``
+    where it has them; the rest are applied, featurised and stored there."""
+    ranked = []
+    for kernel in kernels:
+        checkpoint()
+        X = _features(kernel, target, family_of, target_family, cache)
+        applied = [c for c in kernel.candidates if c.applies]
+        if not applied:
+            continue
+        raw = model.ranker.predict(X)
+        scores = (raw - raw.mean()) / (raw.std() or 1.0)
+        ranked.append(RankedKernel(kernel, applied, scores, model.failure.predict_proba(X)))
+    return ranked
+
+
+def _features(
+    kernel: KernelResult,
+    target: tvm.target.Target,
+    family_of: dict[str, str],
+    target_family: str,
+    cache: FeatureCache | None,
+) -> np.ndarray:
+    """Feature rows of the kernel's candidates that apply, in candidate order."""
+    task = kernel.task
+    keys = {
+        id(c): candidate_key(
+            c.source, bool(target_family) and family_of.get(c.source.model) == target_family
+        )
+        for c in kernel.candidates
+    }
+
+    def key(c: Candidate) -> str:
+        return keys[id(c)]
+
+    cached = cache.load(task, target) if cache else {}
+    for c in kernel.candidates:
+        if key(c) in cached:
+            c.known, c.known_reason = True, cached[key(c)][0]
+    missing = [c for c in kernel.candidates if key(c) not in cached]
+    fresh = [c for c in missing if c.applies]
+    X = featurize(
+        task,
+        [(c.source, c.applied) for c in fresh],
+        target,
+        family_of=family_of,
+        target_family=target_family,
+    )
+    rows = {key(c): (c.apply_reason, None) for c in missing}
+    rows.update({key(c): (None, row) for c, row in zip(fresh, X)})
+    if cache:
+        cache.store(task, target, rows)
+    rows.update(cached)
+    width = len(FEATURE_NAMES)
+    return np.asarray([rows[key(c)][1] for c in kernel.candidates if c.applies]).reshape(-1, width)
+
+
+def _throughputs(kernel: RankedKernel) -> dict[str, float]:
+    """Measured normalised throughput per source label (0 = failed) in one kernel."""
+    measured = [c for c in kernel.candidates if c.measurement is not None and c.measurement.run_s]
+    failed = [c for c in kernel.candidates if c.measurement is not None and not c.measurement.ok]
+    if not measured:
+        return {c.source.label: 0.0 for c in failed}
+    best = min(c.run_s for c in measured)
+    values = {c.source.label: best / c.run_s for c in measured}
+    values.update({c.source.label: 0.0 for c in failed})
+    return values
+
+
+def correct(ranked: list[RankedKernel]) -> None:
+    """Online correction: move untimed candidates by how their source did on same-class kernels."""
+    by_class: dict[str, list[dict[str, float]]] = {}
+    for kernel in ranked:
+        by_class.setdefault(kernel.kernel.task.kernel_class.key, []).append(_throughputs(kernel))
+    for kernel in ranked:
+        observed = [t for t in by_class[kernel.kernel.task.kernel_class.key] if t]
+        if not observed:
+            continue
+        mean = float(np.mean([v for t in observed for v in t.values()]))
+        for i, candidate in enumerate(kernel.candidates):
+            if candidate.measurement is not None:
+                continue
+            seen = [t[candidate.source.label] for t in observed if candidate.source.label in t]
+            kernel.bonus[i] = CORRECTION * (float(np.mean(seen)) - mean) if seen else 0.0
+        kernel._sort()

@@ -1,0 +1,139 @@
+"""Lower a network and extract its MetaSchedule tasks, each with a kernel class and descriptor."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import tvm
+import tvm_ffi
+from tvm import relax
+from tvm.s_tir import meta_schedule as ms
+
+from ..backend.fixes import register_cpu_tensor_intrinsics
+from ..core import paths
+from ..networks.network import Network
+from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
+
+logger = logging.getLogger(__name__)
+TASKS_FORMAT = 1  # bump when ``prepare``/``lower`` change what a network's tasks are
+register_cpu_tensor_intrinsics()  # before anything creates a TuneContext: saves about a minute
+
+
+def structural_key(mod: tvm.IRModule) -> str:
+    """A workload's structural hash as text: equal for the same kernel in any network or log."""
+    return str(tvm_ffi.structural_hash(mod))
+
+
+@dataclass(frozen=True)
+class Task:
+    """One target kernel: ``weight`` counts its occurrences in the network."""
+
+    name: str
+    mod: tvm.IRModule
+    weight: int
+    kernel_class: KernelClass
+    descriptor: WorkloadDescriptor
+
+    @cached_property
+    def structural_key(self) -> str:
+        """Caches and journals key on it, and hashing is not free: computed once per task."""
+        return structural_key(self.mod)
+
+    def to_json(self) -> dict:
+        d = self.descriptor
+        return {
+            "name": self.name,
+            "kernel_class": self.kernel_class.key,
+            "weight": self.weight,
+            "flops": d.flops,
+            "bytes": d.bytes,
+            "op_kinds": list(d.op_kinds),
+            "anchor": d.anchor,
+            "anchor_extents": list(d.anchor_extents),
+            "param_shapes": [list(s) for s in d.param_shapes],
+        }
+
+
+def prepare(mod: tvm.IRModule) -> tvm.IRModule:
+    """Inference-time simplification before legalization: batch norm folded into convolutions.
+
+    This is what ``endtoend.build`` compiles: ``compile_relax`` legalizes and fuses it itself,
+    and its functions match the database only if they were not legalized before (a second
+    ``AnnotateTIROpPattern`` adds attributes the tasks did not have).
+    """
+    passes = [
+        relax.transform.FoldBatchnormToConv2D(),
+        relax.transform.DecomposeOpsForInference(),
+        relax.transform.CanonicalizeBindings(),
+    ]
+    return tvm.transform.Sequential(passes)(mod)
+
+
+def lower(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """Prepared Relax -> fused ``call_tir`` kernels, as ``static_shape_tuning`` does.
+
+    ``extract_tasks`` finds nothing on a module that was not legalized.
+    """
+    with target:
+        return relax.get_pipeline("zero")(prepare(mod))
+
+
+def extract_tasks(network: Network, target: tvm.target.Target, *, cache: bool = True) -> list[Task]:
+    """The network's tuning tasks in MetaSchedule's order, with structure keys attached.
+
+    Lowering and extraction cost seconds to tens of seconds per network and every command
+    repeats them, so the tasks are kept under ``paths.cache_root()/tasks``, keyed by the
+    network's structure, the target and TVM's version; an unreadable entry is extracted again.
+    """
+    path = _cache_path(network, target) if cache else None
+    tasks = _load_tasks(path) if path and path.exists() else None
+    if tasks is None:
+        tasks = _extract(network, target)
+        if path:
+            _store_tasks(path, tasks)
+    logger.info("%s: %d tasks", network.name, len(tasks))
+    return tasks
+
+
+def _extract(network: Network, target: tvm.target.Target) -> list[Task]:
+    lowered = lower(network.mod, target)
+    extracted = ms.relax_integration.extract_tasks(lowered, target)
+    return [_task(task.task_name, task.dispatched[0], int(task.weight)) for task in extracted]
+
+
+def _task(name: str, workload: tvm.IRModule, weight: int) -> Task:
+    return Task(name, workload, weight, kernel_class(workload), describe(workload))
+
+
+def _cache_path(network: Network, target: tvm.target.Target) -> Path:
+    parts = [
+        structural_key(network.mod),
+        str(target),
+        tvm.__version__,
+        str(TASKS_FORMAT),
+    ]
+    digest = hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
+    return paths.cache_root() / "tasks" / f"{digest}.json"
+
+
+def _store_tasks(path: Path, tasks: list[Task]) -> None:
+    entries = [{"name": t.name, "weight": t.weight, "mod": tvm.ir.save_json(t.mod)} for t in tasks]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(entries))
+    tmp.replace(path)
+
+
+def _load_tasks(path: Path) -> list[Task] | None:
+    try:
+        entries = json.loads(path.read_text())
+        return [_task(e["name"], tvm.ir.load_json(e["mod"]), int(e["weight"])) for e in entries]
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as err:
+        logger.warning("%s: unreadable task cache entry, extracting again (%s)", path, err)
+        return None
