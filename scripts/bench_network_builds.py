@@ -33,7 +33,7 @@ def main() -> int:
     target = parse_target(None)
     network = load_zoo_network(args.network)
     prepared = prepare(network.mod)
-    log = TuningLog.open(paths.LOGS / args.network, target=target)
+    log = TuningLog.open(paths.logs() / args.network, target=target)
     metaschedule = MetaScheduleBuilds(network, prepared, target, log)
     stamps = metaschedule.grid(args.builds)
 

@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     args = parser.parse_args()
     results = leave_one_model_out(
-        load_dataset(paths.TRANSFER), {label: ("xgb", p) for label, p in SETTINGS.items()}
+        load_dataset(paths.transfer()), {label: ("xgb", p) for label, p in SETTINGS.items()}
     )
     means = mean_metrics(results)
     per_network = {r.network: {s: r.learners[s]["top1"] for s in SETTINGS} for r in results}

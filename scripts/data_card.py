@@ -70,10 +70,10 @@ def main() -> int:
     rows = []
     first = None
     for name in zoo_names():
-        if not (paths.LOGS / name / "provenance.json").exists():
+        if not (paths.logs() / name / "provenance.json").exists():
             rows.append(f"| {name} | not collected yet | | | | | | |")
             continue
-        log = TuningLog.open(paths.LOGS / name, target=target if args.time else None)
+        log = TuningLog.open(paths.logs() / name, target=target if args.time else None)
         provenance = log.provenance()
         first = first or provenance
         stamps = log.stamps()
@@ -119,10 +119,10 @@ def main() -> int:
         *rows,
         "",
     ]
-    (paths.LOGS / "README.md").write_text("\n".join(card))
+    (paths.logs() / "README.md").write_text("\n".join(card))
     print("\n".join(card))
-    if (paths.TRANSFER / "provenance.json").exists():
-        print(dataset_card(paths.TRANSFER))
+    if (paths.transfer() / "provenance.json").exists():
+        print(dataset_card(paths.transfer()))
     return 0
 
 

@@ -30,7 +30,7 @@ DEFAULT_S_PER_TRIAL = 2.0  # before any log exists; this machine measured 1.6-2.
 def seconds_per_trial() -> float:
     """Wall seconds per trial over every finished collection session in the logs."""
     wall = trials = 0.0
-    for provenance in paths.LOGS.glob("*/provenance.json"):
+    for provenance in paths.logs().glob("*/provenance.json"):
         for session in json.loads(provenance.read_text()).get("sessions", []):
             wall += session.get("wall_s", 0.0)
             trials += session.get("trials", 0)
@@ -41,7 +41,7 @@ def trials_left(networks: list[str], per_task: int, target) -> dict[str, int]:
     left = {}
     for name in networks:
         budget = per_task * len(extract_tasks(load_zoo_network(name), target))
-        left[name] = TuningLog(paths.LOGS / name).trials_left(budget)
+        left[name] = TuningLog(paths.logs() / name).trials_left(budget)
     return left
 
 
@@ -72,8 +72,8 @@ def main() -> int:
     if status:
         return status
     print("default cost model ...")
-    return cli(["train", "--out", str(paths.DEFAULT_MODEL)]) or cli(
-        ["evaluate-model", "--plot", str(paths.DEFAULT_MODEL / "score_vs_k.png")]
+    return cli(["train", "--out", str(paths.default_model())]) or cli(
+        ["evaluate-model", "--plot", str(paths.default_model() / "score_vs_k.png")]
     )
 
 

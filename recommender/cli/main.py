@@ -22,7 +22,7 @@ def _print_json(data) -> None:
 def _relative(path: Path) -> str:
     """A path inside the checkout as written in shipped metadata: relative, so it moves."""
     path = path.resolve()
-    return str(path.relative_to(paths.ROOT)) if path.is_relative_to(paths.ROOT) else str(path)
+    return str(path.relative_to(paths.root())) if path.is_relative_to(paths.root()) else str(path)
 
 
 def _table(rows: list[list], header: list[str]) -> str:
@@ -86,7 +86,7 @@ def cmd_collect(args) -> int:
     summaries = []
     for spec in args.models:
         network = load_network(spec)
-        work_dir = paths.LOGS / network.name if args.out is None else args.out / network.name
+        work_dir = paths.logs() / network.name if args.out is None else args.out / network.name
         summary = collect(
             network,
             target,
@@ -148,7 +148,7 @@ def cmd_compare(args) -> int:
 
     target = parse_target(args.target)
     network = load_network(args.model)
-    log = args.log or paths.LOGS / network.name
+    log = args.log or paths.logs() / network.name
     row = compare_with_metaschedule(network, target, args.transfer, log)
     if args.json:
         _print_json(row)
@@ -202,7 +202,7 @@ def cmd_dataset_build(args) -> int:
     from ..networks.zoo import load_zoo_network, zoo_names
 
     target = parse_target(args.target)
-    names = args.networks or [n for n in zoo_names() if (paths.LOGS / n).is_dir()]
+    names = args.networks or [n for n in zoo_names() if (paths.logs() / n).is_dir()]
     logs = {n: log_dir(n) for n in names}
     written = build_dataset(
         {n: load_zoo_network(n) for n in names},
@@ -452,8 +452,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--dataset",
             type=Path,
-            default=paths.TRANSFER,
-            help=f"transfer-benefit dataset dir (default {paths.TRANSFER})",
+            default=paths.transfer(),
+            help=f"transfer-benefit dataset dir (default {paths.transfer()})",
         )
 
     command("zoo", cmd_zoo, "list the shipped networks and their inputs")
@@ -478,7 +478,7 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         default=None,
-        help=f"parent of the per-network log dirs (default {paths.LOGS})",
+        help=f"parent of the per-network log dirs (default {paths.logs()})",
     )
     p.add_argument("--trials-per-iter", type=int, default=32, help="candidates per batch")
     rpc_option(p)
@@ -518,7 +518,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("action", choices=["build"])
     p.add_argument("networks", nargs="*", help="zoo networks (default: every logged one)")
-    p.add_argument("--out", type=Path, default=paths.TRANSFER, help="dataset dir (resumable)")
+    p.add_argument("--out", type=Path, default=paths.transfer(), help="dataset dir (resumable)")
     p.add_argument("--top-n", type=int, default=3, help="records per source workload")
     target_options(p)
     rpc_option(p)
@@ -569,7 +569,7 @@ def _parser() -> argparse.ArgumentParser:
         "--model-dir",
         type=Path,
         default=None,
-        help=f"cost model directory (default {paths.DEFAULT_MODEL})",
+        help=f"cost model directory (default {paths.default_model()})",
     )
     p.add_argument(
         "--no-cache",
@@ -586,7 +586,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("networks", nargs="*", help="train on these networks' kernels only")
     dataset_option(p)
-    p.add_argument("--out", type=Path, default=paths.DEFAULT_MODEL, help="model directory")
+    p.add_argument("--out", type=Path, default=paths.default_model(), help="model directory")
     p.add_argument(
         "--objective",
         choices=["rank:pairwise", "rank:ndcg"],
@@ -655,7 +655,7 @@ def _parser() -> argparse.ArgumentParser:
         "--log",
         type=Path,
         default=None,
-        help=f"the model's own tuning log (default {paths.LOGS}/MODEL)",
+        help=f"the model's own tuning log (default {paths.logs()}/MODEL)",
     )
     target_options(p)
     return parser

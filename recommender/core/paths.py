@@ -1,19 +1,37 @@
-"""Where the data lives: ``datasets/`` and ``models/`` beside the package, or under
-``$RECOMMENDER_HOME`` (a corpus rebuilt for another machine); the model zoo always ships here."""
+"""Where the data lives, read at call time: a corpus (tuning logs, transfer-benefit dataset,
+models, evaluation state) under ``$RECOMMENDER_HOME``, else beside the package; the model zoo
+always ships with the checkout."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parent.parent
-ROOT = Path(os.environ.get("RECOMMENDER_HOME", CHECKOUT))
-DATASETS = ROOT / "datasets"
-ZOO = CHECKOUT / "datasets" / "zoo"  # the networks themselves, not machine-specific
-LOGS = DATASETS / "logs"
-TRANSFER = DATASETS / "transfer"  # the transfer-benefit dataset
-MODELS = ROOT / "models"
-DEFAULT_MODEL = MODELS / "default"
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+
+
+def root() -> Path:
+    """The corpus in use: ``$RECOMMENDER_HOME``, else the checkout."""
+    return Path(os.environ.get("RECOMMENDER_HOME") or CHECKOUT)
+
+
+def zoo() -> Path:
+    """The networks themselves (not machine-specific)."""
+    return CHECKOUT / "datasets" / "zoo"
+
+
+def logs() -> Path:
+    """One MetaSchedule work dir per tuned network."""
+    return root() / "datasets" / "logs"
+
+
+def transfer() -> Path:
+    """The transfer-benefit dataset."""
+    return root() / "datasets" / "transfer"
+
+
+def default_model() -> Path:
+    return root() / "models" / "default"
 
 
 def cache_root() -> Path:
@@ -29,4 +47,4 @@ def evaluation_outputs(profile: str = "server", quick: bool = False) -> tuple[Pa
     """The state directory and results page of an evaluation: one pair per profile and mode, so
     a quick check (fewer methods, a coarser MetaSchedule curve) never overwrites the full run."""
     suffix = ("" if profile == "server" else f"_{profile}") + ("_quick" if quick else "")
-    return ROOT / "out" / f"evaluate{suffix}", ROOT / "docs" / f"results{suffix}.md"
+    return root() / "out" / f"evaluate{suffix}", root() / "docs" / f"results{suffix}.md"

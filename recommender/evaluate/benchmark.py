@@ -156,7 +156,7 @@ def search(
     *,
     load: Callable[[], Network],
     model_for: Callable[[str], cost_models.CostModel],
-    logs: Path = paths.LOGS,
+    logs: Path | None = None,
     log_sizes: dict[str, int],
     remote: RemoteDevice | None = None,
     progress: bool = True,
@@ -459,8 +459,8 @@ def evaluate(
     out: Path,
     target: tvm.target.Target,
     *,
-    dataset_dir: Path = paths.TRANSFER,
-    logs: Path = paths.LOGS,
+    dataset_dir: Path | None = None,
+    logs: Path | None = None,
     load_network: Callable[[str], Network] = load_zoo_network,
     grid_points: int = 8,
     refine: bool = True,
@@ -482,6 +482,7 @@ def evaluate(
     (the shipped corpus), each network is searched and compared in turn, so its row is done
     after its own searches rather than after every network's exhaustive runs.
     """
+    dataset_dir, logs = dataset_dir or paths.transfer(), logs or paths.logs()
     logged = [n for n in networks if n in logged_models(logs)]
     not_evaluated = {
         n: f"no tuning log (run `recommender collect {n}`)" for n in networks if n not in logged

@@ -122,7 +122,7 @@ def compare_with_metaschedule(
 
 def load_cost_model(model_dir: Path | None, target: tvm.target.Target) -> cost_models.CostModel:
     """The given cost model, or the shipped default; missing ones say how to make them."""
-    model_dir = model_dir or paths.DEFAULT_MODEL
+    model_dir = model_dir or paths.default_model()
     if not (model_dir / "metadata.json").is_file():
         raise InputError(
             "no cost model here; train one with `recommender dataset build` then "
@@ -186,7 +186,7 @@ def recommend_to_dir(
         )
         wanted.append("then_tuned")
         every.want("then_tuned", TuningLog.open(warm_dir, target=target).database())
-        curves = compare_curves(network, target, warm_dir, paths.LOGS / network.name)
+        curves = compare_curves(network, target, warm_dir, paths.logs() / network.name)
         plot_curves(curves, out_dir / "curves.png", f"{network.name}: estimated network time")
         extra["then_tune"] = {
             "log": str(warm_dir),

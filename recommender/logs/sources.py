@@ -61,18 +61,20 @@ class SourceSchedule:
         )
 
 
-def logged_models(logs: Path = paths.LOGS) -> list[str]:
+def logged_models(logs: Path | None = None) -> list[str]:
     """The models with a tuning log under ``logs`` (a directory holding ``provenance.json``)."""
+    logs = logs or paths.logs()
     if not logs.is_dir():
         return []
     return sorted(p.parent.name for p in logs.glob("*/provenance.json"))
 
 
-def resolve_sources(spec: str, target_model: str, logs: Path = paths.LOGS) -> list[str]:
+def resolve_sources(spec: str, target_model: str, logs: Path | None = None) -> list[str]:
     """``all`` (every other logged model), ``paper`` (the paper's pair) or ``a,b,c``.
 
     The target model itself is never a source (leave-one-model-out).
     """
+    logs = logs or paths.logs()
     if spec == "paper":
         if target_model not in PAPER_PAIRS:
             raise InputError(f"--sources paper: no paper pairing for {target_model!r}")
@@ -93,9 +95,9 @@ def resolve_sources(spec: str, target_model: str, logs: Path = paths.LOGS) -> li
     return names
 
 
-def log_dir(model: str, logs: Path = paths.LOGS) -> Path:
+def log_dir(model: str, logs: Path | None = None) -> Path:
     """The log of ``model`` in the corpus, or an error saying how to make it."""
-    path = logs / model
+    path = (logs or paths.logs()) / model
     if not path.is_dir():
         raise InputError(
             f"no tuning log for source model {model!r}; run `recommender collect {model}`",

@@ -33,8 +33,9 @@ class ZooEntry:
 
 
 @cache
-def zoo_index(zoo_dir: Path = paths.ZOO) -> dict[str, ZooEntry]:
+def zoo_index(zoo_dir: Path | None = None) -> dict[str, ZooEntry]:
     """Read ``index.json`` of the zoo (written by ``scripts/build_zoo.py``)."""
+    zoo_dir = zoo_dir or paths.zoo()
     index_path = zoo_dir / "index.json"
     try:
         index = json.loads(index_path.read_text())
