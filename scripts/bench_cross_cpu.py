@@ -21,7 +21,7 @@ from recommender.core import paths
 from recommender.core.targets import host_target
 from recommender.evaluate import endtoend
 from recommender.evaluate.baselines import MetaScheduleBuilds
-from recommender.evaluate.benchmark import pytorch_eager
+from recommender.evaluate.comparison import pytorch_eager
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import load_zoo_network
 from recommender.tasks.extract import prepare

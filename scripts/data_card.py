@@ -23,8 +23,9 @@ import tvm
 from recommender.core import paths
 from recommender.core.targets import host_target
 from recommender.evaluate import endtoend
-from recommender.learn.dataset import STATUSES, dataset_provenance, load_dataset
+from recommender.learn.dataset import dataset_provenance, load_dataset
 from recommender.learn.features import FEATURE_NAMES
+from recommender.learn.kernel_data import STATUSES
 from recommender.learn.training import applied_rows
 from recommender.logs.tuning_log import FAILED_RUN_S, TuningLog
 from recommender.networks.zoo import load_zoo_network, zoo_names

@@ -10,8 +10,9 @@ from tiny import two_conv_net
 from recommender.cli.main import main
 from recommender.core.errors import InputError, RecommenderError
 from recommender.core.targets import host_target, parse_target
-from recommender.evaluate.benchmark import evaluate, held_out_model, search_digest
+from recommender.evaluate.benchmark import evaluate
 from recommender.evaluate.results_page import write_page
+from recommender.evaluate.searches import held_out_model, search_digest
 from recommender.learn.dataset import load_dataset
 from recommender.logs.collect import collect
 

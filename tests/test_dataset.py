@@ -9,8 +9,9 @@ import pytest
 from tiny import conv_net
 
 from recommender.core.errors import InputError
-from recommender.learn.dataset import STATUSES, KernelData, build_dataset
+from recommender.learn.dataset import build_dataset
 from recommender.learn.features import FEATURE_NAMES
+from recommender.learn.kernel_data import STATUSES, KernelData
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from tiny import conv_net
 from recommender.core.errors import InputError
 from recommender.core.interrupts import ctrl_c_stops_gently
 from recommender.logs.sources import load_sources
-from recommender.transfer import exhaustive as transfer_tune_module
+from recommender.transfer import timing
 from recommender.transfer.exhaustive import transfer_tune
 from recommender.transfer.journal import Journal
 
@@ -69,7 +69,7 @@ def test_a_ctrl_c_stops_after_the_chunk_in_flight_and_a_rerun_continues(
     network = conv_net(channels=16, size=8, out_channels=32)
     sources = load_sources({"tinyconv": work_dir}, target, top_n=2)
     path = tmp_path / "journal.jsonl"
-    monkeypatch.setattr(transfer_tune_module, "CHUNK", 1)  # three chunks: untuned + 2
+    monkeypatch.setattr(timing, "CHUNK", 1)  # three chunks: untuned + 2
 
     with pytest.raises(KeyboardInterrupt), ctrl_c_stops_gently():
         transfer_tune(

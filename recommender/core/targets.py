@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import socket
@@ -47,10 +48,58 @@ def parse_target(spec: str | None, *, num_cores: int | None = None) -> tvm.targe
     if num_cores is not None:
         config["num-cores"] = num_cores
     config.setdefault("num-cores", len(os.sched_getaffinity(0)))
+    cores = config["num-cores"]
+    if not isinstance(cores, int) or isinstance(cores, bool) or cores < 1:
+        raise InputError(
+            f"--target -num-cores must be an int in the range [1, inf). Got {cores!r} instead."
+        )
+    if "mcpu" in config:  # TVM only logs an unknown one and builds for a generic CPU
+        check_cpu(str(config["mcpu"]), config.get("mtriple") or None)
     try:
         return tvm.target.Target(config)
     except Exception as err:  # TVM raises several types for a bad config
         raise InputError(f"--target {spec!r} is not a valid TVM target: {err}") from None
+
+
+def llvm_cpus(triple: str | None = None) -> list[str]:
+    """The CPU names LLVM (inside TVM) knows for ``triple``, by default this machine's: what
+    ``llc -mtriple=TRIPLE -mcpu=help`` lists.
+
+    Raises
+    ------
+    InputError
+        LLVM does not know the triple (TVM would crash listing its CPUs).
+    """
+    triple = triple or tvm.target.codegen.llvm_get_system_triple()
+    if not tvm.target.codegen.llvm_is_valid_cpu("generic", triple):
+        raise InputError(f"--target -mtriple={triple} is not a triple LLVM knows")
+    target = tvm.target.Target({"kind": "llvm", "mtriple": triple})
+    return sorted(str(cpu) for cpu in tvm.target.codegen.llvm_get_cpu_archlist(target))
+
+
+def check_cpu(cpu: str, triple: str | None = None) -> None:
+    """Refuse an ``-mcpu`` that LLVM does not know for ``triple`` (default: this machine's),
+    naming the closest CPU names and how to list them all.
+
+    Examples
+    --------
+    >>> check_cpu("cortex-a72", "aarch64-linux-gnu")  # a remote board's CPU: fine
+    """
+    codegen = tvm.target.codegen
+    host_triple = codegen.llvm_get_system_triple()
+    triple = triple or host_triple
+    if codegen.llvm_is_valid_cpu(cpu, triple):
+        return
+    known = llvm_cpus(triple)
+    closest = difflib.get_close_matches(cpu, known, n=3, cutoff=0.5)
+    hint = f" Closest: {', '.join(closest)}." if closest else ""
+    if triple == host_triple:
+        hint += f" This machine's is {codegen.llvm_get_system_cpu()} (--target host)."
+    lister = f"from recommender.core.targets import llvm_cpus; print(*llvm_cpus({triple!r}))"
+    raise InputError(
+        f"--target -mcpu must be a CPU LLVM knows for {triple}. Got {cpu!r} instead.{hint} "
+        f'All {len(known)} (as `llc -mtriple={triple} -mcpu=help` lists them): python -c "{lister}"'
+    )
 
 
 def target_key(target: tvm.target.Target) -> dict:
@@ -113,6 +162,10 @@ class RemoteDevice:
         port, sep2, key = rest.partition(":")
         if not (sep1 and sep2 and host and key and port.isdigit()):
             raise InputError(f"--rpc must be HOST:PORT:KEY (e.g. 127.0.0.1:9190:pi4), got {spec!r}")
+        if not 1 <= int(port) <= 65535:
+            raise InputError(
+                f"--rpc PORT must be an int in the range [1, 65535]. Got {port} instead."
+            )
         return cls(host, int(port), key)
 
     def __str__(self) -> str:

@@ -21,12 +21,13 @@ from ..recommend.report import recommendation_summary
 from ..recommend.search import Budget, recommend
 from ..recommend.warm_start import compare_curves, plot_curves, then_tune
 from ..tasks.extract import prepare
-from ..transfer.database import write_database, write_records
+from ..transfer.database import write_records
 from ..transfer.exhaustive import transfer_tune
 from ..transfer.journal import JOURNAL, Journal
 from ..transfer.report import UNTUNED_NOTE, summary
 from . import endtoend
 from .baselines import MetaScheduleBuilds
+from .metrics import paper_metrics
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +50,15 @@ def transfer_tune_to_dir(
     """
     sources = load_sources(source_logs, target, top_n=top_n)
     journal = Journal(out_dir / JOURNAL, target)
-    run = transfer_tune(network, target, sources, remote=remote, progress=progress, journal=journal)
-    write_database(run, out_dir)
+    run = transfer_tune(
+        network,
+        target,
+        sources,
+        remote=remote,
+        progress=progress,
+        journal=journal,
+        database_dir=out_dir,
+    )
     every = endtoend.Builds(run.prepared, target)
     every.want("untuned")
     every.want("transfer", out_dir)
@@ -99,23 +107,21 @@ def compare_with_metaschedule(
     }
     times = endtoend.time_interleaved(builds, network)
     match_s = metaschedule.times_to_match({"transfer": (builds["transfer"], 0.0, None)})["transfer"]
-    untuned, transfer, full = times["untuned"], times["transfer"], times["metaschedule"]
-    speedup, max_speedup = untuned / transfer, untuned / full
-    budget = log.provenance().get("budget", {})
+    untuned, full = times["untuned"], times["metaschedule"]
+    metrics = paper_metrics(
+        untuned_s=untuned,
+        latency_s=times["transfer"],
+        full_s=full,
+        search_s=search_s,
+        match_s=match_s,
+    )
     return {
         "network": network.name,
         "end_to_end_ms": {k: round(v * 1e3, 4) for k, v in times.items()},
-        "speedup": round(speedup, 3),
-        "max_speedup": round(max_speedup, 3),
-        "share_of_max_speedup": round((speedup - 1) / (max_speedup - 1), 4)
-        if max_speedup > 1
-        else None,
-        "latency_ratio_max_over_transfer": round(full / transfer, 4),
-        "search_s": search_s,
-        "metaschedule_budget": budget,
+        "max_speedup": round(untuned / full, 3),
+        **metrics,
+        "metaschedule_budget": log.provenance().get("budget", {}),
         "metaschedule_tuning_s": round(metaschedule.tuning_s, 1),
-        "metaschedule_time_to_match_s": match_s,
-        "time_to_match_over_search": round(match_s / search_s, 2) if match_s else None,
         "note": UNTUNED_NOTE,
     }
 

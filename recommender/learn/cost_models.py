@@ -316,6 +316,8 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
         )
     if metadata.get("feature_names") != list(FEATURE_NAMES):
         raise InputError("feature names differ from this version's schema", path=meta_path)
+    if (kind := metadata.get("model")) != XGBRanking.name:  # the only kind save() writes
+        raise InputError(f"unknown model kind {kind!r}; expected one of: xgb", path=meta_path)
     trained_for = metadata.get("target_key")
     if target is not None and not same_cpu(trained_for, target):
         if not same_arch(trained_for, target):
@@ -329,7 +331,7 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
             trained_for.get("mcpu") or "no -mcpu",
             target.attrs.get("mcpu", "no -mcpu"),
         )
-    ranker = create(metadata["model"], **metadata["params"])
+    ranker = create(kind, **metadata["params"])
     ranker.booster_ = _load_booster(xgboost.XGBRanker(), directory / "ranker.json")
     ranker.n_features_in_ = len(FEATURE_NAMES)
     failure = FailureClassifier(**metadata["failure"]["params"])

@@ -6,7 +6,7 @@ what transfers, not only what was best at home). Each candidate is applied, feat
 in ``features``), checked and timed, together with the untuned kernel in the same batch.
 
 Stored per (kernel, source model) as ``<dir>/<network>/<task index>-<source>.npz`` (features,
-times, status, source labels, and the keys of the source records it measured) plus
+times, status, source labels, networks and the keys of the source records it measured) plus
 ``<dir>/provenance.json``. A build measures only the records a file lacks and drops the rows of
 records no longer among the source log's ``top_n`` (a resumed collection outran them), so an
 interrupted build resumes where it stopped and a newly logged network only adds files.
@@ -24,7 +24,6 @@ import datetime
 import json
 import logging
 import platform
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -42,108 +41,9 @@ from ..transfer.candidate import KernelResult, apply_candidates
 from ..transfer.exhaustive import TransferRun
 from ..transfer.timing import CHUNK, measure_kernels
 from .features import FEATURE_NAMES, SCHEMA_VERSION, featurize
+from .kernel_data import KernelData
 
 logger = logging.getLogger(__name__)
-
-STATUSES = ("ok", "apply", "build", "verify", "run")
-
-
-@dataclass(frozen=True)
-class KernelData:
-    """One target kernel's candidates: rows of ``features`` line up with ``run_s``/``status``.
-
-    ``run_s`` is NaN where the candidate failed; ``status`` indexes ``STATUSES``. Failed
-    applications have all-zero features (there is no program to describe).
-    """
-
-    network: str
-    task: str
-    kernel_class: str
-    weight: int
-    untuned_s: float
-    features: np.ndarray
-    run_s: np.ndarray
-    status: np.ndarray
-    sources: list[str]
-    records: list[str] = field(default_factory=list)  # source trace keys; empty in old files
-
-    @property
-    def best_s(self) -> float:
-        """Best time known for this kernel: the fastest valid candidate, or untuned."""
-        valid = self.run_s[np.isfinite(self.run_s)]
-        return float(min(valid.min(), self.untuned_s)) if valid.size else self.untuned_s
-
-    def save(self, path: Path) -> None:
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(
-            tmp,
-            features=self.features,
-            run_s=self.run_s,
-            status=self.status,
-            meta=json.dumps(
-                {
-                    "network": self.network,
-                    "task": self.task,
-                    "kernel_class": self.kernel_class,
-                    "weight": self.weight,
-                    "untuned_s": self.untuned_s,
-                    "sources": self.sources,
-                    "records": self.records,
-                    "schema": SCHEMA_VERSION,
-                }
-            ),
-        )
-        tmp.replace(path)
-
-    def rows(self, keep: np.ndarray) -> KernelData:
-        """The candidates where ``keep`` (a boolean mask over rows) holds."""
-        picked = np.flatnonzero(keep)
-        return dataclasses.replace(
-            self,
-            features=self.features[picked],
-            run_s=self.run_s[picked],
-            status=self.status[picked],
-            sources=[self.sources[i] for i in picked],
-            records=[self.records[i] for i in picked] if self.records else [],
-        )
-
-    @classmethod
-    def merge(cls, parts: list[KernelData]) -> KernelData:
-        """One kernel's candidates from several parts (source models, or one source model's
-        records measured at different times); untuned = median of its measurements (each part
-        timed it with its own candidates)."""
-        if len(parts) == 1:
-            return parts[0]
-        untuned = [p.untuned_s for p in parts if np.isfinite(p.untuned_s)]
-        first = parts[0]
-        return cls(
-            network=first.network,
-            task=first.task,
-            kernel_class=first.kernel_class,
-            weight=first.weight,
-            untuned_s=float(np.median(untuned)) if untuned else float("nan"),
-            features=np.concatenate([p.features for p in parts]),
-            run_s=np.concatenate([p.run_s for p in parts]),
-            status=np.concatenate([p.status for p in parts]),
-            sources=[s for p in parts for s in p.sources],
-            records=[r for p in parts for r in p.records],
-        )
-
-    @classmethod
-    def load(cls, path: Path) -> KernelData:
-        try:
-            with np.load(path) as data:
-                meta = json.loads(str(data["meta"]))
-                arrays = {k: data[k] for k in ("features", "run_s", "status")}
-        except (OSError, ValueError, KeyError) as err:
-            raise InputError(f"not a dataset kernel file ({err})", path=path) from None
-        if meta.get("schema") != SCHEMA_VERSION:
-            raise InputError(
-                f"feature schema {meta.get('schema')}, expected {SCHEMA_VERSION}; rebuild it",
-                path=path,
-            )
-        meta.pop("schema")
-        return cls(**meta, **arrays)
 
 
 DEFAULT_TOP_N = 3
@@ -307,9 +207,7 @@ def _kernel_data(
         rows = [i for i, c in enumerate(kernel.candidates) if c.applied.ok]
         features[rows] = matrix
     run_s = np.array([c.run_s if c.run_s is not None else np.nan for c in kernel.candidates])
-    status = np.array(
-        [STATUSES.index(c.failure.split(":", 1)[0]) if c.failure else 0 for c in kernel.candidates]
-    )
+    status = np.array([c.failure.stage.code if c.failure else 0 for c in kernel.candidates])
     untuned = kernel.untuned_s if kernel.untuned_s is not None else np.nan
     return KernelData(
         network=name,
@@ -322,6 +220,7 @@ def _kernel_data(
         status=status,
         sources=[c.source.label for c in kernel.candidates],
         records=[c.source.trace_key for c in kernel.candidates],
+        source_models=[c.source.model for c in kernel.candidates],
     )
 
 

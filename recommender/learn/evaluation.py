@@ -24,7 +24,7 @@ from sklearn.metrics import ndcg_score
 
 from ..core.errors import InputError
 from .cost_models import OBJECTIVE, FailureClassifier
-from .dataset import KernelData
+from .kernel_data import KernelData
 from .training import TrainingSet, check_trainable, fit_ranker, training_set
 
 LEARNERS: dict[str, tuple[str, dict]] = {

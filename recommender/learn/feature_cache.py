@@ -31,9 +31,7 @@ logger = logging.getLogger(__name__)
 
 
 def candidate_key(source: SourceSchedule, same_family: bool) -> str:
-    return (
-        f"{source.model}:{source.workload_key}:{source.trace_key}:{source.rank}:{int(same_family)}"
-    )
+    return f"{source.id.key}:{source.rank}:{int(same_family)}"
 
 
 Entry = tuple[str | None, np.ndarray | None]  # (apply failure reason, feature row if it applies)

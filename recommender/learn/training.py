@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend.measure import Stage
 from ..core.errors import InputError
 from . import cost_models
 from .cost_models import CostModel, FailureClassifier
-from .dataset import STATUSES, KernelData
 from .features import FEATURE_NAMES
+from .kernel_data import KernelData
 
 MIN_GROUPS = 2  # ranking needs at least two kernels with two applied candidates each
 
@@ -44,22 +45,14 @@ class TrainingSet:
 
 
 def applied_rows(kernel: KernelData) -> np.ndarray:
-    return np.flatnonzero(kernel.status != STATUSES.index("apply"))
-
-
-def source_model(label: str) -> str:
-    return label.split("/", 1)[0]
+    return np.flatnonzero(kernel.status != Stage.APPLY.code)
 
 
 def training_set(kernels: list[KernelData], *, exclude_source: str | None = None) -> TrainingSet:
     """Rows of every applied candidate, minus those whose source model is ``exclude_source``."""
     X, y, run, qid, failed, kept = [], [], [], [], [], []
     for kernel in kernels:
-        rows = [
-            i
-            for i in applied_rows(kernel)
-            if exclude_source is None or source_model(kernel.sources[i]) != exclude_source
-        ]
+        rows = [i for i in applied_rows(kernel) if kernel.source_models[i] != exclude_source]
         if not rows:
             continue
         run_s = kernel.run_s[rows]

@@ -41,6 +41,24 @@ PAPER_PAIRS = {
 
 
 @dataclass(frozen=True)
+class SourceId:
+    """Which tuning record a schedule is: its model, its workload's structural hash, the hash of
+    its trace and its rank among that workload's records (0: the best). Journals, caches,
+    datasets, leave-one-model-out exclusion and the online correction key on it; ``label`` is
+    for people to read."""
+
+    model: str
+    workload_key: int
+    trace_key: str
+    rank: int
+
+    @property
+    def key(self) -> str:
+        """The record's identity as text (the rank is not part of it: it moves as a log grows)."""
+        return f"{self.model}:{self.workload_key}:{self.trace_key}"
+
+
+@dataclass(frozen=True)
 class SourceSchedule:
     """One tuning record of a source workload. ``rank`` 0 is the best record of that workload."""
 
@@ -53,6 +71,10 @@ class SourceSchedule:
     run_s: float
     rank: int
     trace_key: str = ""  # hash of the trace's JSON: with workload_key, names the record
+
+    @property
+    def id(self) -> SourceId:
+        return SourceId(self.model, self.workload_key, self.trace_key, self.rank)
 
     @property
     def label(self) -> str:

@@ -18,6 +18,7 @@ from ..core.interrupts import checkpoint
 from ..learn.cost_models import CostModel
 from ..learn.feature_cache import FeatureCache, candidate_key
 from ..learn.features import FEATURE_NAMES, featurize
+from ..logs.sources import SourceId
 from ..transfer.candidate import Candidate, KernelResult
 
 FAIL_THRESHOLD = 0.5
@@ -135,21 +136,21 @@ def _features(
     return np.asarray([rows[key(c)][1] for c in kernel.candidates if c.applies]).reshape(-1, width)
 
 
-def _throughputs(kernel: RankedKernel) -> dict[str, float]:
-    """Measured normalised throughput per source label (0 = failed) in one kernel."""
+def _throughputs(kernel: RankedKernel) -> dict[SourceId, float]:
+    """Measured normalised throughput per source record (0 = failed) in one kernel."""
     measured = [c for c in kernel.candidates if c.measurement is not None and c.measurement.run_s]
     failed = [c for c in kernel.candidates if c.measurement is not None and not c.measurement.ok]
     if not measured:
-        return {c.source.label: 0.0 for c in failed}
+        return {c.source.id: 0.0 for c in failed}
     best = min(c.run_s for c in measured)
-    values = {c.source.label: best / c.run_s for c in measured}
-    values.update({c.source.label: 0.0 for c in failed})
+    values = {c.source.id: best / c.run_s for c in measured}
+    values.update({c.source.id: 0.0 for c in failed})
     return values
 
 
 def correct(ranked: list[RankedKernel]) -> None:
     """Online correction: move untimed candidates by how their source did on same-class kernels."""
-    by_class: dict[str, list[dict[str, float]]] = {}
+    by_class: dict[str, list[dict[SourceId, float]]] = {}
     for kernel in ranked:
         by_class.setdefault(kernel.kernel.task.kernel_class.key, []).append(_throughputs(kernel))
     for kernel in ranked:
@@ -160,6 +161,6 @@ def correct(ranked: list[RankedKernel]) -> None:
         for i, candidate in enumerate(kernel.candidates):
             if candidate.measurement is not None:
                 continue
-            seen = [t[candidate.source.label] for t in observed if candidate.source.label in t]
+            seen = [t[candidate.source.id] for t in observed if candidate.source.id in t]
             kernel.bonus[i] = CORRECTION * (float(np.mean(seen)) - mean) if seen else 0.0
         kernel._sort()

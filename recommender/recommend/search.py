@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import tvm
 from tqdm import tqdm
 
+from ..backend.measure import Stage
 from ..core.targets import RemoteDevice
 from ..learn.cost_models import CostModel
 from ..learn.feature_cache import FeatureCache
@@ -107,7 +108,7 @@ class Recommendation:
             return len(every)
         if state == "timed":
             return sum(c.run_s is not None for c in every)
-        return sum(c.failure is not None and not c.failure.startswith("apply") for c in every)
+        return sum(c.failure is not None and c.failure.stage is not Stage.APPLY for c in every)
 
 
 def position_prior(model: CostModel) -> Callable[[int], float]:

@@ -8,7 +8,7 @@ from functools import cached_property
 
 import tvm
 
-from ..backend.measure import Measurement
+from ..backend.measure import Failure, Measurement, Stage
 from ..logs.sources import SourceSchedule
 from ..tasks.extract import Task
 from .apply import Applied, apply_trace
@@ -45,12 +45,10 @@ class Candidate:
         return self.measurement.run_s if self.measurement and self.measurement.ok else None
 
     @property
-    def failure(self) -> str | None:
+    def failure(self) -> Failure | None:
         if not self.applies:
-            return f"apply: {self.apply_reason}"
-        if self.measurement and not self.measurement.ok:
-            return f"{self.measurement.stage}: {self.measurement.error}"
-        return None
+            return Failure(Stage.APPLY, self.apply_reason)
+        return self.measurement.failure if self.measurement else None
 
 
 @dataclass

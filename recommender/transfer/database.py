@@ -9,13 +9,6 @@ from tvm.s_tir import meta_schedule as ms
 
 from ..tasks.extract import Task
 from .candidate import Candidate
-from .exhaustive import TransferRun
-
-
-def write_database(run: TransferRun, out_dir: Path) -> ms.database.JSONDatabase:
-    """The chosen schedules as a MetaSchedule JSON database keyed by the target's workloads."""
-    picks = [(k.task, k.best, k.best.run_s) for k in run.kernels if k.best is not None]
-    return write_records(picks, run.target, out_dir)
 
 
 def write_records(

@@ -11,15 +11,18 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import tvm
 from tqdm import tqdm
+from tvm.s_tir import meta_schedule as ms
 
 from ..core.targets import RemoteDevice
 from ..logs.sources import SourceSchedule
 from ..networks.network import Network
 from ..tasks.extract import extract_tasks, prepare
 from .candidate import KernelResult, apply_all, apply_candidates
+from .database import write_records
 from .journal import Journal
 from .timing import measure_kernels
 
@@ -57,9 +60,11 @@ def transfer_tune(
     remote: RemoteDevice | None = None,
     progress: bool = True,
     journal: Journal | None = None,
+    database_dir: Path | None = None,
 ) -> TransferRun:
     """Run the paper's algorithm on ``network`` with the given source schedules; with a
-    ``journal``, measurements are kept as they are made and a rerun times only the rest."""
+    ``journal``, measurements are kept as they are made and a rerun times only the rest. With
+    ``database_dir``, the chosen schedules are written there as a MetaSchedule database."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
     prepared, kernels = extract(network, target, sources)
@@ -86,4 +91,13 @@ def transfer_tune(
             on_chunk=journal.append if journal else None,
         )
     timings["measure"] = earlier_s + time.perf_counter() - start
-    return TransferRun(network.name, target, prepared, kernels, timings)
+    run = TransferRun(network.name, target, prepared, kernels, timings)
+    if database_dir is not None:
+        write_database(run, database_dir)
+    return run
+
+
+def write_database(run: TransferRun, out_dir: Path) -> ms.database.JSONDatabase:
+    """The chosen schedules as a MetaSchedule JSON database keyed by the target's workloads."""
+    picks = [(k.task, k.best, k.best.run_s) for k in run.kernels if k.best is not None]
+    return write_records(picks, run.target, out_dir)

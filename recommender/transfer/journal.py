@@ -18,7 +18,7 @@ from pathlib import Path
 
 import tvm
 
-from ..backend.measure import Measurement
+from ..backend.measure import Measurement, Stage
 from ..core.errors import InputError
 from .candidate import Candidate, Job, KernelResult, outcome
 
@@ -32,8 +32,7 @@ def _job_key(kernel: KernelResult, candidate: Candidate | None) -> str:
     kernel_key = kernel.task.structural_key
     if candidate is None:
         return f"{kernel_key}/{UNTUNED}"
-    source = candidate.source
-    return f"{kernel_key}/{source.model}:{source.workload_key}:{source.trace_key}"
+    return f"{kernel_key}/{candidate.source.id.key}"
 
 
 class Journal:
@@ -62,9 +61,9 @@ class Journal:
             if found is not None:
                 restored, seconds = restored + 1, seconds + found[1]
                 if candidate is None:
-                    kernel.untuned = Measurement(*found[0])
+                    kernel.untuned = _measurement(found[0])
                 else:
-                    candidate.measurement = Measurement(*found[0])
+                    candidate.measurement = _measurement(found[0])
         logger.info("%s: %d measurements restored (%.0f s of timing)", self.path, restored, seconds)
         return seconds
 
@@ -107,7 +106,7 @@ class Journal:
         measured = {}
         for kernel, candidate in jobs:
             m = outcome((kernel, candidate))
-            measured[_job_key(kernel, candidate)] = [m.run_s, m.stage, m.error]
+            measured[_job_key(kernel, candidate)] = [m.run_s, m.stage.value, m.error]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as f:
             if f.tell() == 0:
@@ -119,3 +118,8 @@ def _jobs(kernels: Iterable[KernelResult]) -> Iterable[Job]:
     for kernel in kernels:
         yield kernel, None
         yield from ((kernel, c) for c in kernel.candidates)
+
+
+def _measurement(stored: list) -> Measurement:
+    run_s, stage, error = stored
+    return Measurement(run_s, Stage(stage), error)

@@ -21,7 +21,7 @@ def kernel_rows(run: TransferRun) -> list[dict]:
         failures: dict[str, int] = {}
         for c in kernel.candidates:
             if c.failure:
-                stage = c.failure.split(":", 1)[0]
+                stage = c.failure.stage.value
                 failures[stage] = failures.get(stage, 0) + 1
         rows.append(
             {

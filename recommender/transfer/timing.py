@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import tvm
 
-from ..backend.measure import Measurement, measure
+from ..backend.measure import Measurement, Stage, measure
 from ..core.interrupts import checkpoint
 from ..core.targets import RemoteDevice
 from .candidate import Job, KernelResult, outcome
@@ -49,7 +49,7 @@ def measure_jobs(
     against their workload. ``on_chunk`` gets each chunk once measured, with its seconds."""
     for _, candidate in jobs:
         if candidate is not None and not candidate.applied.ok:  # a cached outcome gone stale
-            candidate.measurement = Measurement(None, "apply", candidate.applied.reason)
+            candidate.measurement = Measurement(None, Stage.APPLY, candidate.applied.reason)
     on_progress(sum(outcome(job) is not None for job in jobs))
     jobs = [job for job in jobs if outcome(job) is None]
     for start in range(0, len(jobs), CHUNK):

@@ -1,0 +1,108 @@
+"""What every command shares: output helpers, checked number types and the common options.
+
+Numbers are checked where argparse parses them (``type=``), scikit-learn style: a bad value
+stops the command before any work with exit code 2 and a message naming the option, the range
+and the value, e.g. ``argument --top-k: must be an int in the range [0, inf). Got -1 instead.``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ..core import paths
+
+
+def print_json(data) -> None:
+    json.dump(data, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+def relative(path: Path) -> str:
+    """A path inside the checkout as written in shipped metadata: relative, so it moves."""
+    path = path.resolve()
+    return str(path.relative_to(paths.root())) if path.is_relative_to(paths.root()) else str(path)
+
+
+def format_table(rows: list[list], header: list[str]) -> str:
+    cells = [header] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _number(kind: type, low: int, *, closed: bool) -> Callable[[str], int | float]:
+    """An argparse ``type=``: a finite ``kind`` at least ``low`` (above it unless ``closed``)."""
+    interval = f"{'[' if closed else '('}{low}, inf)"
+    expected = f"{'an int' if kind is int else 'a float'} in the range {interval}"
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {expected}. Got {text!r} instead.") from None
+        if not math.isfinite(value) or value < low or (value == low and not closed):
+            raise argparse.ArgumentTypeError(f"must be {expected}. Got {text} instead.")
+        return value
+
+    return parse
+
+
+non_negative_int = _number(int, 0, closed=True)
+positive_int = _number(int, 1, closed=True)
+positive_float = _number(float, 0, closed=False)
+
+
+def add_command(
+    sub: argparse._SubParsersAction, name: str, func: Callable, help: str
+) -> argparse.ArgumentParser:
+    """A subcommand running ``func(args)``, with ``--json`` like every command."""
+    p = sub.add_parser(name, help=help, description=help)
+    p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.set_defaults(func=func)
+    return p
+
+
+def profile_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        choices=["server", "edge"],
+        default="server",
+        help="server: every core, --top-k 3; edge: 1 core (TVM_NUM_THREADS=1), --budget 60, "
+        "--top-n 1; explicit options override",
+    )
+
+
+def target_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--target",
+        default=None,
+        help="'host' (default: this CPU), 'llvm -mcpu=... -num-cores=N' or JSON",
+    )
+
+
+def model_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="zoo name, or a .onnx / .json[.gz] Relax / .pt2 file")
+
+
+def rpc_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--rpc",
+        default=None,
+        metavar="HOST:PORT:KEY",
+        help="time on a device registered with a TVM RPC tracker",
+    )
+
+
+def dataset_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dataset",
+        type=Path,
+        default=paths.transfer(),
+        help=f"transfer-benefit dataset dir (default {paths.transfer()})",
+    )

@@ -1,0 +1,39 @@
+"""``recommender tasks``: a network's tuning tasks with kernel class and FLOPs."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import add_command, format_table, model_argument, print_json, target_options
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = add_command(
+        sub, "tasks", cmd_tasks, "list a network's tuning tasks with kernel class and FLOPs"
+    )
+    model_argument(p)
+    target_options(p)
+
+
+def cmd_tasks(args) -> int:
+    from ..core.targets import parse_target
+    from ..networks.frontends import load_network
+    from ..tasks.extract import extract_tasks
+
+    target = parse_target(args.target)
+    network = load_network(args.model)
+    tasks = extract_tasks(network, target)
+    if args.json:
+        print_json(
+            {"model": network.name, "target": str(target), "tasks": [t.to_json() for t in tasks]}
+        )
+        return 0
+    rows = [
+        [t.name, t.kernel_class.key, t.weight, f"{t.descriptor.flops / 1e6:.1f}"] for t in tasks
+    ]
+    print(
+        f"{network.name}: {len(tasks)} tasks, "
+        f"{len({t.kernel_class.key for t in tasks})} kernel classes, target {target}"
+    )
+    print(format_table(rows, ["task", "kernel class", "weight", "MFLOP"]))
+    return 0

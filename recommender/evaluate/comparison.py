@@ -1,0 +1,159 @@
+"""One network's comparison: untuned, full MetaSchedule, every method and MetaSchedule's curve
+built and timed in one interleaved run, then MetaSchedule's time to match each method."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import tvm
+
+from ..logs.tuning_log import TuningLog
+from ..networks.network import Network
+from ..networks.zoo import zoo_names
+from ..tasks.extract import prepare
+from ..transfer.report import UNTUNED_NOTE
+from . import endtoend
+from .baselines import MetaScheduleBuilds
+from .metrics import method_row
+
+
+def compare(
+    network: Network,
+    target: tvm.target.Target,
+    method_dirs: dict[str, Path],
+    log_path: Path,
+    *,
+    grid_points: int = 8,
+    refine: bool = True,
+    keep: Path | None = None,
+) -> dict:
+    """Build and time untuned, full MetaSchedule (the log at ``log_path``), each method and
+    MetaSchedule's curve in one interleaved run; then bisect its time to match each method.
+
+    With ``keep``, the builds are kept there (``endtoend.Builds``): a comparison stopped
+    midway is timed again on rerun, but not built again.
+
+    The log may come from the same CPU with more cores than ``target`` (the edge profile):
+    MetaSchedule's schedules are then timed on ``target``'s cores like every other build.
+    """
+    log = TuningLog.open(log_path, target=target, other_cores=True)
+    prepared = prepare(network.mod)
+    every = endtoend.Builds(prepared, target, keep=keep)
+    metaschedule = MetaScheduleBuilds(network, prepared, target, log, every)
+    searches = {m: json.loads((d / "search.json").read_text()) for m, d in method_dirs.items()}
+    grid = metaschedule.grid(grid_points)
+    every.want("untuned")
+    for name, directory in method_dirs.items():
+        every.want(name, directory)
+    metaschedule.want([metaschedule.tuning_s, *grid, *(r["search_s"] for r in searches.values())])
+    every.build_wanted()  # all of them side by side, before anything is timed
+    untuned = every.get("untuned")
+    builds = {"untuned": untuned, "metaschedule": metaschedule.at(metaschedule.tuning_s)}
+    wrong = {}
+    reference = endtoend.ReferenceOutputs(untuned, network)
+    for name in method_dirs:
+        build = every.get(name)
+        problem = reference.mismatch(build)
+        if problem:  # never report a wrong build's speed
+            wrong[name] = problem
+            continue
+        builds[name] = build
+    probes = {f"ms@{s}": metaschedule.at(s) for s in grid}
+    probes |= {
+        f"ms_same_time:{m}": metaschedule.at(searches[m]["search_s"])
+        for m in method_dirs
+        if m in builds
+    }
+    eager, eager_missing = pytorch_eager(network.name, int(target.attrs["num-cores"]))
+    times = _time_unique({**builds, **probes}, network, {"pytorch_eager": eager} if eager else {})
+    eager_s = times.get("pytorch_eager")
+    curve = [(s, times[f"ms@{s}"]) for s in grid]
+    untuned_s, full_s = times["untuned"], times["metaschedule"]
+    max_speedup = untuned_s / full_s
+    timed = {m: (builds[m], times[m]) for m in method_dirs if m not in wrong}
+    matches = _times_to_match(metaschedule, timed, curve, refine)
+    rows = {
+        name: {"wrong": wrong[name]}
+        if name in wrong
+        else method_row(
+            searches[name],
+            times[name],
+            times[f"ms_same_time:{name}"],
+            untuned_s,
+            full_s,
+            matches[name],
+            eager_s,
+        )
+        for name in method_dirs
+    }
+    return {
+        "network": network.name,
+        "untuned_ms": round(untuned_s * 1e3, 3),
+        "metaschedule": {
+            "ms": round(full_s * 1e3, 3),
+            "speedup": round(max_speedup, 3),
+            "tuning_s": round(metaschedule.tuning_s, 1),
+            "records": len(metaschedule.timed),
+            "budget": log.provenance().get("budget", {}),
+        },
+        "pytorch_eager": {"ms": round(eager_s * 1e3, 3)}
+        if eager_s
+        else {"not_timed": eager_missing},
+        "curve": [[round(s, 1), round(t * 1e3, 3)] for s, t in curve],
+        "time_to_match": "bisected between grid points" if refine else "grid point (upper bound)",
+        "methods": rows,
+        "note": UNTUNED_NOTE,
+    }
+
+
+def _time_unique(
+    builds: dict[str, object], network: Network, others: dict[str, Callable[[], float]]
+) -> dict[str, float]:
+    """``time_interleaved`` over distinct executables (equal-time probes often coincide)."""
+    unique: dict[int, str] = {}
+    for name, build in builds.items():
+        unique.setdefault(id(build), name)
+    distinct = {n: builds[n] for n in unique.values()}
+    times = endtoend.time_interleaved(distinct, network, others=others)
+    return {name: times[unique[id(build)]] for name, build in builds.items()} | {
+        name: times[name] for name in others
+    }
+
+
+def pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
+    """A timing round of the zoo network in PyTorch eager, or why there is none."""
+    if name not in zoo_names():
+        return None, "not a zoo network"
+    try:
+        from ..networks import torch_zoo
+    except ImportError as err:
+        return None, f"{err.name} is not installed (the zoo extra: see README)"
+    return torch_zoo.eager_timer(name, threads), None
+
+
+def _times_to_match(
+    metaschedule: MetaScheduleBuilds,
+    methods: dict[str, tuple[object, float]],
+    curve: list[tuple[float, float]],
+    refine: bool,
+) -> dict[str, float | None]:
+    """MetaSchedule's time to match each method (name: (build, latency)): the curve brackets
+    it; with ``refine`` a bisection between the two grid points narrows it (the upper point
+    stands when noise hides the crossing). Without, the upper grid point is the answer: an
+    upper bound. None where even the full log is slower."""
+    brackets, found = {}, {}
+    for name, (build, latency_s) in methods.items():
+        previous = 0.0
+        found[name] = None
+        for stop, seconds in curve:
+            if seconds <= latency_s:
+                found[name] = stop
+                brackets[name] = (build, previous, stop)
+                break
+            previous = stop
+    if refine and brackets:
+        refined = metaschedule.times_to_match(brackets)
+        found |= {name: refined[name] or found[name] for name in brackets}
+    return found
