@@ -7,7 +7,7 @@ from tiny import conv_net, matmul_net
 import recommender.learn.features as features
 from recommender.logs.sources import load_sources
 from recommender.tasks.extract import extract_tasks
-from recommender.transfer.apply import apply_trace
+from recommender.transfer.apply import Level, apply_trace
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +15,7 @@ def applied(conv_log, target):
     work_dir, _ = conv_log
     sources = load_sources({"tinyconv": work_dir}, target, top_n=3)
     [task] = extract_tasks(conv_net(channels=16, size=8, out_channels=32), target)
-    return task, [(s, apply_trace(s.trace, task.mod, target)) for s in sources]
+    return task, [(s, apply_trace(s.trace, task.mod, target), Level.EXACT) for s in sources]
 
 
 def test_features_are_deterministic_and_documented(applied, target):
@@ -45,4 +45,4 @@ def test_failed_applications_are_not_featurised(applied, target):
     source = candidates[0][0]
     failed = apply_trace(source.trace, matmul.mod, target)
     with pytest.raises(ValueError, match="successfully applied candidates only"):
-        features.featurize(matmul, [(source, failed)], target)
+        features.featurize(matmul, [(source, failed, Level.EXACT)], target)

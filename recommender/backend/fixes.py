@@ -28,3 +28,11 @@ def register_cpu_tensor_intrinsics() -> None:
     tvm.s_tir.tensor_intrin = package
     for name in _CPU_INTRIN:
         importlib.import_module(f"{_INTRIN}.{name}")
+
+
+def tune_context(**kwargs):
+    """``ms.TuneContext(**kwargs)``, with only the CPU tensor intrinsics registered first."""
+    from tvm.s_tir import meta_schedule as ms
+
+    register_cpu_tensor_intrinsics()
+    return ms.TuneContext(**kwargs)

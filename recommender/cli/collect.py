@@ -39,7 +39,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--out",
         type=Path,
         default=None,
-        help=f"parent of the per-network log dirs (default {paths.logs()})",
+        help="parent of the per-network log dirs (default: the corpus's datasets/logs)",
     )
     p.add_argument("--trials-per-iter", type=positive_int, default=32, help="candidates per batch")
     rpc_option(p)

@@ -64,6 +64,13 @@ def add_command(
     """A subcommand running ``func(args)``, with ``--json`` like every command."""
     p = sub.add_parser(name, help=help, description=help)
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    p.add_argument(
+        "--corpus",
+        default=None,
+        metavar="NAME|PATH",
+        help="the corpus of logs, dataset and model to use (default: the one tuned on the "
+        "target's CPU, else the closest; `recommender corpora` lists them)",
+    )
     p.set_defaults(func=func)
     return p
 
@@ -103,6 +110,6 @@ def dataset_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dataset",
         type=Path,
-        default=paths.transfer(),
-        help=f"transfer-benefit dataset dir (default {paths.transfer()})",
+        default=None,
+        help="transfer-benefit dataset dir (default: the corpus's datasets/transfer)",
     )

@@ -41,7 +41,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--log",
         type=Path,
         default=None,
-        help=f"the model's own tuning log (default {paths.logs()}/MODEL)",
+        help="the model's own tuning log (default: the corpus's datasets/logs/MODEL)",
     )
     target_options(p)
 

@@ -19,7 +19,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("action", choices=["build"])
     p.add_argument("networks", nargs="*", help="zoo networks (default: every logged one)")
-    p.add_argument("--out", type=Path, default=paths.transfer(), help="dataset dir (resumable)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="dataset dir, resumable (default: the corpus's datasets/transfer)",
+    )
     p.add_argument("--top-n", type=positive_int, default=3, help="records per source workload")
     target_options(p)
     rpc_option(p)
@@ -34,18 +39,19 @@ def cmd_dataset_build(args) -> int:
     target = parse_target(args.target)
     names = args.networks or [n for n in zoo_names() if (paths.logs() / n).is_dir()]
     logs = {n: log_dir(n) for n in names}
+    out = args.out or paths.transfer()
     written = build_dataset(
         {n: load_zoo_network(n) for n in names},
         logs,
-        args.out,
+        out,
         target,
         top_n=args.top_n,
         remote=RemoteDevice.parse(args.rpc) if args.rpc else None,
         progress=not args.json,
     )
-    result = {"directory": str(args.out), "kernels": len(written), "networks": names}
+    result = {"directory": str(out), "kernels": len(written), "networks": names}
     if args.json:
         print_json(result)
     else:
-        print(f"{len(written)} kernels of {len(names)} networks in {args.out}")
+        print(f"{len(written)} kernels of {len(names)} networks in {out}")
     return 0

@@ -13,10 +13,21 @@ import sys
 
 from ..core.errors import RecommenderError
 from ..core.interrupts import ctrl_c_stops_gently
-from . import collect, compare, dataset, evaluate, recommend, tasks, train, transfer, zoo
+from . import (
+    collect,
+    compare,
+    corpora,
+    dataset,
+    evaluate,
+    recommend,
+    tasks,
+    train,
+    transfer,
+    zoo,
+)
 
 # in the order of the data flow, as `recommender --help` lists them
-COMMANDS = (zoo, tasks, collect, transfer, dataset, recommend, train, evaluate, compare)
+COMMANDS = (zoo, corpora, tasks, collect, transfer, dataset, recommend, train, evaluate, compare)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         with ctrl_c_stops_gently():
+            if args.command not in ("zoo", "corpora"):
+                _use_corpus(args)
             return args.func(args)
     except RecommenderError as err:
         print(f"recommender: error: {err}", file=sys.stderr)
@@ -46,6 +59,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("recommender: interrupted; measured records are kept", file=sys.stderr)
         return 130
+
+
+def _use_corpus(args: argparse.Namespace) -> None:
+    """Choose the corpus for the command's target, say which on stderr, and fill the defaults
+    that live in it."""
+    from ..core import corpora, paths
+    from ..core.targets import parse_target
+
+    target = parse_target(getattr(args, "target", None))
+    choice = corpora.choose(target, explicit=args.corpus)
+    paths.use_corpus(choice.corpus.root)
+    print(f"corpus: {choice.corpus.name} ({choice.why})", file=sys.stderr)
+    corpora.warn_if_other_cpu(choice, str(target.attrs.get("mcpu", "")))
+    if getattr(args, "dataset", "") is None:
+        args.dataset = paths.transfer()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..core import paths
 from .common import (
     add_command,
     model_argument,
@@ -52,7 +51,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--model-dir",
         type=Path,
         default=None,
-        help=f"cost model directory (default {paths.default_model()})",
+        help="cost model directory (default: the corpus's models/default)",
     )
     p.add_argument(
         "--no-cache",

@@ -18,7 +18,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("networks", nargs="*", help="train on these networks' kernels only")
     dataset_option(p)
-    p.add_argument("--out", type=Path, default=paths.default_model(), help="model directory")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="model directory (default: the corpus's models/default)",
+    )
     p.add_argument(
         "--objective",
         choices=["rank:pairwise", "rank:ndcg"],
@@ -38,36 +43,22 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def cmd_train(args) -> int:
     from ..core.targets import parse_target
-    from ..learn import cost_models
     from ..learn.dataset import dataset_provenance, load_dataset
-    from ..learn.evaluation import recall_curve
-    from ..learn.training import train, training_set
+    from ..learn.fit import fit_and_save
 
     kernels = load_dataset(args.dataset, networks=args.networks or None)
-    data = training_set(kernels)
-    provenance = dataset_provenance(args.dataset)
-    target = parse_target(json.dumps(provenance["target"]))
+    target = parse_target(json.dumps(dataset_provenance(args.dataset)["target"]))
+    out = args.out or paths.default_model()
     options = {"objective": args.objective} if args.objective else {}
-    model = train(data, **options)
-    evaluation = recall_curve(kernels, **options)
-    cost_models.save(
-        model,
-        args.out,
-        target=target,
-        data={
-            "directory": relative(args.dataset),
-            "networks": sorted({k.network for k in data.kernels}),
-            "kernels": data.groups,
-            "candidates": len(data.y),
-            "hash": data.data_hash(),
-        },
-        evaluation=evaluation,
+    model = fit_and_save(
+        kernels, out, target, describe={"directory": relative(args.dataset)}, **options
     )
-    result = {"model": str(args.out), "kernels": data.groups, "candidates": len(data.y)}
+    data = model.metadata["training_data"]
+    result = {"model": str(out), "kernels": data["kernels"], "candidates": data["candidates"]}
     if args.json:
         print_json(result)
     else:
-        print(f"trained on {data.groups} kernels, {len(data.y)} candidates -> {args.out}")
+        print(f"trained on {data['kernels']} kernels, {data['candidates']} candidates -> {out}")
     return 0
 
 

@@ -1,6 +1,6 @@
-"""Where the data lives, read at call time: a corpus (tuning logs, transfer-benefit dataset,
-models, evaluation state) under ``$RECOMMENDER_HOME``, else beside the package; the model zoo
-always ships with the checkout."""
+"""Where the data lives, read at call time: the corpus in use (tuning logs, transfer-benefit
+dataset, models, evaluation state; see ``corpora``) and the model zoo, which always ships with
+the checkout."""
 
 from __future__ import annotations
 
@@ -10,9 +10,27 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 
 
+_IN_USE: list[Path] = []
+
+
+def use_corpus(path: Path) -> None:
+    """Make ``path`` the corpus every default below refers to (the CLI chooses it per command
+    from its target, see ``corpora.choose``)."""
+    _IN_USE[:] = [path]
+
+
 def root() -> Path:
-    """The corpus in use: ``$RECOMMENDER_HOME``, else the checkout."""
-    return Path(os.environ.get("RECOMMENDER_HOME") or CHECKOUT)
+    """The corpus in use: the one set by ``use_corpus``, else ``$RECOMMENDER_HOME``, else the
+    corpus chosen for this host."""
+    if _IN_USE:
+        return _IN_USE[0]
+    if os.environ.get("RECOMMENDER_HOME"):
+        return Path(os.environ["RECOMMENDER_HOME"])
+    from .corpora import choose  # imports TVM: only when a corpus is needed
+    from .targets import host_target
+
+    use_corpus(choose(host_target()).corpus.root)
+    return _IN_USE[0]
 
 
 def zoo() -> Path:

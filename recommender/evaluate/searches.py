@@ -112,12 +112,14 @@ def search(
     report_path = out_dir / "search.json"
     done = read_json(report_path)
     if done is not None:
-        if done.get("source_records") == sizes:
+        if done.get("source_records") == sizes and done.get("method") == method.to_json():
             return done
         logger.warning(
-            "%s: made from source logs of %s records, now %s; searching again",
+            "%s: made by %s from source logs of %s records, now %s and %s; searching again",
             report_path,
+            done.get("method"),
             done.get("source_records"),
+            method.to_json(),
             sizes,
         )
     network = load()
@@ -133,6 +135,7 @@ def search(
             progress=progress,
             journal=journal,
             database_dir=out_dir,
+            levels=method.levels,
         )
         if keep_in is not None and method.sources == "all":
             _keep_measurements(run, keep_in, families({network.name: network}))
@@ -153,6 +156,7 @@ def search(
             family_of=families({network.name: network}),
             remote=remote,
             progress=progress,
+            levels=method.levels,
         )
         write_records(result.picks, target, out_dir)
         report = recommendation_summary(result, {})

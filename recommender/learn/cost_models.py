@@ -324,7 +324,7 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
             raise InputError(
                 f"trained for target {trained_for}, not {target_key(target)}", path=meta_path
             )
-        logger.warning(
+        logger.info(
             "%s: trained on timings of %s, ranks for %s: train one on logs of this CPU "
             "(`recommender dataset build`, `recommender train`) to rank better",
             meta_path,

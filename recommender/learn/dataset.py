@@ -1,8 +1,10 @@
 """The transfer-benefit dataset: every same-class (source record, target kernel) pair, measured.
 
-For each target network, each of its kernels gets every same-class record of the *other*
-networks' logs (the ``top_n`` best per source workload, not only the best: the model must learn
-what transfers, not only what was best at home). Each candidate is applied, featurised (schema
+For each target network, each of its kernels gets its pool of the *other* networks' records
+(``transfer.candidate.SourceIndex.pool``: every same-class record and, at the anchor level,
+those of the nearest workloads with the same anchor block; the ``top_n`` best per source
+workload, not only the best: the model must learn what transfers, not only what was best at
+home). Each candidate is applied, featurised (schema
 in ``features``), checked and timed, together with the untuned kernel in the same batch.
 
 Stored per (kernel, source model) as ``<dir>/<network>/<task index>-<source>.npz`` (features,
@@ -37,11 +39,11 @@ from ..logs.tuning_log import cpu_model
 from ..networks.network import Network
 from ..networks.zoo import families
 from ..tasks.extract import extract_tasks
-from ..transfer.candidate import KernelResult, apply_candidates
+from ..transfer.candidate import Candidate, KernelResult, SourceIndex
 from ..transfer.exhaustive import TransferRun
 from ..transfer.timing import CHUNK, measure_kernels
 from .features import FEATURE_NAMES, SCHEMA_VERSION, featurize
-from .kernel_data import KernelData
+from .kernel_data import MIGRATES, KernelData
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +63,8 @@ def _provenance(directory: Path, target: tvm.target.Target, top_n: int | None) -
     }
     if path.exists():
         found = json.loads(path.read_text())
+        if found.get("schema") in MIGRATES:  # older rows are migrated as they are loaded
+            found |= {"schema": SCHEMA_VERSION, "features": len(FEATURE_NAMES)}
         for key, value in expected.items():
             if value is not None and found.get(key) != value:
                 raise InputError(f"built with {key}={found.get(key)}, expected {value}", path=path)
@@ -98,19 +102,17 @@ def build_dataset(
         out = directory / name
         out.mkdir(exist_ok=True)
         todo, pending = [], 0
+        others = SourceIndex(s for s in sources if s.model != name)
         for index, task in enumerate(extract_tasks(network, target)):
+            pool = others.pool(task)
             for model in sorted(logs):
-                same = [
-                    s
-                    for s in sources
-                    if s.model == model != name and s.kernel_class.key == task.kernel_class.key
-                ]
+                same = [(s, level) for s, level in pool if s.model == model]
                 path = out / f"{index:03d}-{model}.npz"
                 if not same:  # the source log no longer has records of this class
                     path.unlink(missing_ok=True)
                     continue
-                held, stale = _held_rows(path, {s.trace_key for s in same})
-                missing = [s for s in same if not held or s.trace_key not in held.records]
+                held, stale = _held_rows(path, {s.trace_key for s, _ in same})
+                missing = [(s, lv) for s, lv in same if not held or s.trace_key not in held.records]
                 if missing:
                     todo.append((path, task, missing, held))
                     pending += len(missing)
@@ -120,7 +122,10 @@ def build_dataset(
                 written.append(path)
         with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
             for batch in _batches(todo):
-                kernels = [apply_candidates([t], missing, target)[0] for _, t, missing, _ in batch]
+                kernels = [
+                    KernelResult(t, [Candidate(s, t.mod, target, level) for s, level in missing])
+                    for _, t, missing, _ in batch
+                ]
                 measure_kernels(kernels, target, remote=remote)
                 for (path, _, missing, held), kernel in zip(batch, kernels):
                     _with_rows(held, _kernel_data(name, kernel, family_of, target)).save(path)
@@ -199,7 +204,7 @@ def _kernel_data(
     if applied:
         matrix = featurize(
             task,
-            [(c.source, c.applied) for c in applied],
+            [(c.source, c.applied, c.level) for c in applied],
             target,
             family_of=family_of,
             target_family=family_of.get(name, ""),

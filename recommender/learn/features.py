@@ -1,4 +1,4 @@
-"""Features of a candidate (source schedule applied to a target kernel), schema version 1.
+"""Features of a candidate (source schedule applied to a target kernel), schema version 2.
 
 No measurement is needed: everything comes from the target workload, the source record, the
 pair, and the transferred program (MetaSchedule's per-store features). Field by field:
@@ -20,6 +20,11 @@ pair
   p_same_family, p_same_workload            model family match; identical shapes
 program (the transferred schedule, PerStoreFeature's 164 numbers per buffer store)
   t_mean_0..163, t_max_0..163               mean and max over the program's stores
+level (schema 2; last, so that schema-1 rows, all exact, extend with zeros)
+  l_anchor                                  1 if applied at the anchor level, 0 if exact
+  l_epilogue_added, l_epilogue_missing      the target's epilogue op kinds the source lacks,
+                                            and the source's the target lacks
+  l_pad_differs                             one of the two has a pad block, the other not
 """
 
 from __future__ import annotations
@@ -30,12 +35,13 @@ import numpy as np
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
+from ..backend.fixes import tune_context
 from ..logs.sources import SourceSchedule
 from ..tasks.extract import Task
-from ..tasks.workload import WorkloadDescriptor
-from ..transfer.apply import Applied
+from ..tasks.workload import WorkloadDescriptor, epilogue_ops
+from ..transfer.apply import Applied, Level
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 EXTENT_SLOTS = 8
 STORE_FEATURES = 164
 
@@ -55,7 +61,8 @@ _PAIR = ["p_log_flops_ratio"] + [f"p_log_extent_ratio_{i}" for i in range(EXTENT
 _PAIR += ["p_repaired_tiles", "p_repaired_fraction", "p_same_family", "p_same_workload"]
 _PROGRAM = [f"t_mean_{i}" for i in range(STORE_FEATURES)]
 _PROGRAM += [f"t_max_{i}" for i in range(STORE_FEATURES)]
-FEATURE_NAMES: tuple[str, ...] = tuple(_WORKLOAD + _SOURCE + _PAIR + _PROGRAM)
+_LEVEL = ["l_anchor", "l_epilogue_added", "l_epilogue_missing", "l_pad_differs"]
+FEATURE_NAMES: tuple[str, ...] = tuple(_WORKLOAD + _SOURCE + _PAIR + _PROGRAM + _LEVEL)
 
 
 def _log2(x: float) -> float:
@@ -118,11 +125,23 @@ def pair_features(
     ]
 
 
+def level_features(source: SourceSchedule, target: WorkloadDescriptor, level: Level) -> list[float]:
+    """What an anchor-level transfer changes: the epilogue and the pad TVM schedules itself."""
+    theirs, ours = epilogue_ops(source.descriptor), epilogue_ops(target)
+    pads = ["pad_temp" in (b.name for b in d.blocks) for d in (source.descriptor, target)]
+    return [
+        float(level is Level.ANCHOR),
+        float(len(ours - theirs)),
+        float(len(theirs - ours)),
+        float(pads[0] != pads[1]),
+    ]
+
+
 def program_features(task: Task, schedules: list, target: tvm.target.Target) -> np.ndarray:
     """Mean and max of PerStoreFeature over each schedule's stores: shape (n, 2 x 164)."""
     if not schedules:
         return np.zeros((0, 2 * STORE_FEATURES))
-    context = ms.TuneContext(mod=task.mod, target=target)
+    context = tune_context(mod=task.mod, target=target)
     func = next(iter(task.mod.functions.values()))
     args = ms.arg_info.ArgInfo.from_prim_func(func)
     candidates = [ms.MeasureCandidate(sch, args) for sch in schedules]
@@ -139,7 +158,7 @@ def program_features(task: Task, schedules: list, target: tvm.target.Target) -> 
 
 def featurize(
     task: Task,
-    candidates: list[tuple[SourceSchedule, Applied]],
+    candidates: list[tuple[SourceSchedule, Applied, Level]],
     target: tvm.target.Target,
     *,
     family_of: dict[str, str] | None = None,
@@ -149,19 +168,20 @@ def featurize(
 
     Failed applications have no program: they are not featurised (callers drop them first).
     """
-    if any(not applied.ok for _, applied in candidates):
+    if any(not applied.ok for _, applied, _ in candidates):
         raise ValueError("featurize() takes successfully applied candidates only")
     family_of = family_of or {}
     workload = workload_features(task.descriptor)
-    program = program_features(task, [a.schedule for _, a in candidates], target)
+    program = program_features(task, [a.schedule for _, a, _ in candidates], target)
     rows = []
-    for (source, applied), prog in zip(candidates, program):
+    for (source, applied, level), prog in zip(candidates, program):
         same = bool(target_family) and family_of.get(source.model) == target_family
         rows.append(
             workload
             + source_features(source)
             + pair_features(source, task.descriptor, applied, same)
             + list(prog)
+            + level_features(source, task.descriptor, level)
         )
     matrix = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURE_NAMES))
     return np.nan_to_num(matrix, nan=0.0, posinf=0.0, neginf=0.0)

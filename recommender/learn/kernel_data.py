@@ -12,9 +12,19 @@ import numpy as np
 
 from ..backend.measure import Stage
 from ..core.errors import InputError
-from .features import SCHEMA_VERSION
+from .features import FEATURE_NAMES, SCHEMA_VERSION
 
 STATUSES = tuple(Stage)  # ``status`` codes: positions in this tuple
+
+
+def _exact_level(features: np.ndarray) -> np.ndarray:
+    """Schema 1 -> 2: the level columns come last; every schema-1 row is an exact transfer
+    (same blocks, same pad: all four are zero)."""
+    extra = len(FEATURE_NAMES) - features.shape[1]
+    return np.hstack([features, np.zeros((features.shape[0], extra))])
+
+
+MIGRATES = {1: _exact_level, SCHEMA_VERSION: lambda features: features}  # schema: to current
 
 
 @dataclass(frozen=True)
@@ -110,12 +120,12 @@ class KernelData:
                 arrays = {k: data[k] for k in ("features", "run_s", "status")}
         except (OSError, ValueError, KeyError) as err:
             raise InputError(f"not a dataset kernel file ({err})", path=path) from None
-        if meta.get("schema") != SCHEMA_VERSION:
+        schema = meta.pop("schema", None)
+        if schema not in MIGRATES:
             raise InputError(
-                f"feature schema {meta.get('schema')}, expected {SCHEMA_VERSION}; rebuild it",
-                path=path,
+                f"feature schema {schema}, expected {SCHEMA_VERSION}; rebuild it", path=path
             )
-        meta.pop("schema")
+        arrays["features"] = MIGRATES[schema](arrays["features"])
         if "source_models" not in meta:  # files before it was stored: one source network a file
             meta["source_models"] = [path.stem.split("-", 1)[1]] * len(arrays["run_s"])
         return cls(**meta, **arrays)

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
 
+from ..backend.fixes import tune_context
 from ..backend.measure import make_builder, make_runner
 from ..core.interrupts import ctrl_c_stops_gently, stop_requested
 from ..core.targets import RemoteDevice
@@ -93,7 +94,7 @@ def _tune_contexts(
     tasks: list[Task], target: tvm.target.Target, seed: int, population: int
 ) -> list:
     return [
-        ms.TuneContext(
+        tune_context(
             mod=task.mod,
             target=target,
             space_generator="post-order-apply",

@@ -132,7 +132,7 @@ def load_sources(
     logs: dict[str, Path], target: tvm.target.Target, *, top_n: int = 1
 ) -> list[SourceSchedule]:
     """The ``top_n`` fastest valid records of every workload in each model's log (tuned for
-    ``target``'s architecture: logs from another CPU are used with a warning).
+    ``target``'s architecture: logs from another CPU are used; ``corpora`` warns once about them).
 
     Records are picked from the log's JSON before any is decoded: decoding a record replays its
     trace on its workload, and a log holds about 64 records per workload.
@@ -167,7 +167,7 @@ def load_sources(
                 )
         logger.info("%s: %d source workloads", model, len(by_workload))
     if other_cpus:
-        logger.warning(
+        logger.info(
             "source logs tuned for another CPU than %s (%s): their schedules are timed on the "
             "target, but may be slower than ones tuned for it (scripts/rebuild_corpus.py tunes "
             "the corpus for it)",

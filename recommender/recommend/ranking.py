@@ -122,7 +122,7 @@ def _features(
     fresh = [c for c in missing if c.applies]
     X = featurize(
         task,
-        [(c.source, c.applied) for c in fresh],
+        [(c.source, c.applied, c.level) for c in fresh],
         target,
         family_of=family_of,
         target_family=target_family,

@@ -30,7 +30,8 @@ from ..learn.feature_cache import FeatureCache
 from ..logs.sources import SourceSchedule
 from ..networks.network import Network
 from ..tasks.extract import Task
-from ..transfer.candidate import Candidate
+from ..transfer.apply import Level
+from ..transfer.candidate import LEVELS, Candidate
 from ..transfer.exhaustive import extract
 from ..transfer.timing import CHUNK, measure_jobs
 from .ranking import RankedKernel, correct, rank_candidates
@@ -263,14 +264,16 @@ def recommend(
     remote: RemoteDevice | None = None,
     cache: FeatureCache | None = None,
     progress: bool = True,
+    levels: tuple[Level, ...] = LEVELS,
 ) -> Recommendation:
-    """Rank, prune, time within ``budget``, and choose one schedule per kernel of ``network``.
+    """Rank, prune, time within ``budget``, and choose one schedule per kernel of ``network``
+    among its pool of candidates at ``levels``.
 
     With a ``cache``, candidates ranked before are not applied again unless they are measured.
     """
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    prepared, kernels = extract(network, target, sources)
+    prepared, kernels = extract(network, target, sources, levels=levels)
     tasks = [kernel.task for kernel in kernels]
     timings["extract"] = time.perf_counter() - start
 

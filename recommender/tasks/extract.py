@@ -22,7 +22,6 @@ from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 
 logger = logging.getLogger(__name__)
 TASKS_FORMAT = 1  # bump when ``prepare``/``lower`` change what a network's tasks are
-register_cpu_tensor_intrinsics()  # before anything creates a TuneContext: saves about a minute
 
 
 def structural_key(mod: tvm.IRModule) -> str:
@@ -102,6 +101,7 @@ def extract_tasks(network: Network, target: tvm.target.Target, *, cache: bool = 
 
 
 def _extract(network: Network, target: tvm.target.Target) -> list[Task]:
+    register_cpu_tensor_intrinsics()  # before extraction creates a TuneContext: saves a minute
     lowered = lower(network.mod, target)
     extracted = ms.relax_integration.extract_tasks(lowered, target)
     return [_task(task.task_name, task.dispatched[0], int(task.weight)) for task in extracted]

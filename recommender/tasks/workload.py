@@ -5,6 +5,11 @@ it replays on another workload exactly when the block names, their iteration kin
 depths agree; sizes may differ (tile decisions are repaired). The kernel class is that
 structure, hashed: task names are no key, their numeric suffixes (``fused_conv2d9_add11``)
 differ between models for the same structure.
+
+Two levels: the *exact* class is the whole fused kernel (the full trace replays); the *anchor*
+class is its anchor block alone, the reduction TVM's ``find_anchor_sblock`` picks (the
+convolution or matmul), without the pad and the epilogue: a trace of any kernel with the same
+anchor class may be applied with ``schedule_using_anchor_trace`` (see ``transfer.apply``).
 """
 
 from __future__ import annotations
@@ -34,10 +39,12 @@ class BlockInfo:
 
 @dataclass(frozen=True)
 class KernelClass:
-    """Structure key: equal keys mean a trace of one workload may replay on the other."""
+    """Structure key: equal keys mean a trace of one workload may replay on the other; equal
+    ``anchor`` keys (None: no reduction to anchor on) mean its anchor block's trace may apply."""
 
     key: str
     summary: str
+    anchor: str | None = None
 
     def __str__(self) -> str:
         return self.key
@@ -125,7 +132,28 @@ def kernel_class(mod: tvm.IRModule) -> KernelClass:
     summary = "+".join(dict.fromkeys(k for k in kinds if k != "pad_temp"))
     if "pad_temp" in kinds:
         summary = "pad+" + summary
-    return KernelClass(key=f"{summary}@{digest}", summary=summary)
+    return KernelClass(key=f"{summary}@{digest}", summary=summary, anchor=anchor_key(mod, blocks))
+
+
+def anchor_key(mod: tvm.IRModule, blocks: tuple[BlockInfo, ...] | None = None) -> str | None:
+    """The anchor block's structure: name, iteration kinds, loop depth and buffer dtypes (what
+    ``schedule_using_anchor_trace`` needs to agree), or None for a kernel without exactly one
+    reduction (with two, TVM's anchor transfer parallelises the other's reduction loop)."""
+    blocks = blocks or blocks_of(mod)
+    anchor = s_tir.analysis.find_anchor_sblock(mod)
+    if anchor is None or sum(b.has_init for b in blocks) != 1:
+        return None
+    info = next(b for b in blocks if b.name == anchor.name_hint)
+    dtypes = ",".join(str(r.source.dtype) for r in [*anchor.reads, *anchor.writes])
+    return f"{info.name}:{info.iter_kinds}:{info.loop_depth}:{dtypes}"
+
+
+def epilogue_ops(desc: WorkloadDescriptor) -> frozenset[str]:
+    """The op kinds of a workload besides its anchor and pad: what an anchor transfer leaves to
+    TVM to schedule (inlined into the anchor's output, or fused and parallelised)."""
+    return frozenset(
+        _op_kind(b.name) for b in desc.blocks if b.name not in (desc.anchor, "pad_temp")
+    )
 
 
 def describe(mod: tvm.IRModule) -> WorkloadDescriptor:

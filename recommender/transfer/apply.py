@@ -1,10 +1,19 @@
-"""Apply a source schedule (a MetaSchedule trace) to a target workload of the same kernel class.
+"""Apply a source schedule (a MetaSchedule trace) to a target workload, at one of two levels.
 
-The trace is replayed without its postprocessing instructions, then the target's own
-postprocessors run (full replay fails on some shapes; see docs/tvm.md). Tile decisions that no
-longer divide the new extents are repaired by TVM, inner factors first; we count them, since a
-repaired schedule is less likely to keep its home performance. A failure is data: the reason is
-returned, never raised.
+``exact``: the source has the target's kernel class. The trace is replayed without its
+postprocessing instructions, then the target's own postprocessors run (full replay fails on
+some shapes; see docs/tvm.md).
+
+``anchor``: only the anchor blocks agree (the convolution or matmul; pad and epilogue differ).
+TVM's ``schedule_using_anchor_trace`` replays the trace's steps on the blocks it names and
+schedules the rest itself: elementwise epilogues are inlined into the anchor's output, one
+leftover block is fused and parallelised. The trace is simplified first (dead look-ups of
+source blocks break the replay when the epilogue differs); without its postprocessing steps,
+then the target's postprocessors, else with them, as TVM's own database pass applies it.
+
+Tile decisions that no longer divide the new extents are repaired by TVM, inner factors first;
+we count them, since a repaired schedule is less likely to keep its home performance. A failure
+is data: the reason is returned, never raised.
 """
 
 from __future__ import annotations
@@ -12,16 +21,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 
 import tvm
 import tvm_ffi
 from tvm import s_tir
-from tvm.s_tir import meta_schedule as ms
+from tvm.s_tir.meta_schedule.trace_apply import schedule_using_anchor_trace
 
+from ..backend.fixes import tune_context
 from ..core.interrupts import ctrl_c_stops_gently
-from ..tasks.extract import register_cpu_tensor_intrinsics
 
-register_cpu_tensor_intrinsics()
+
+class Level(StrEnum):
+    """How much of the source kernel's structure the target shares."""
+
+    EXACT = "exact"  # the whole fused kernel: the full trace replays
+    ANCHOR = "anchor"  # the anchor block alone: TVM schedules pad and epilogue
 
 
 @dataclass(frozen=True)
@@ -46,9 +61,20 @@ def _postprocs(mod: tvm.IRModule, target: tvm.target.Target) -> tuple:
     """The target's postprocessors, initialised on the workload as MetaSchedule does."""
     key = (str(target), tvm_ffi.structural_hash(mod))
     if key not in _POSTPROCS:
-        context = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply")
+        context = tune_context(mod=mod, target=target, space_generator="post-order-apply")
         _POSTPROCS[key] = tuple(context.space_generator.postprocs)
     return _POSTPROCS[key]
+
+
+def _postprocess(sch: s_tir.Schedule, mod: tvm.IRModule, target: tvm.target.Target) -> str | None:
+    """Run the target's postprocessors, marked as MetaSchedule marks them: its search replays
+    database traces without the postprocessing and mutates them, and unmarked postproc steps
+    would no longer fit. Returns why a postprocessor rejected the schedule, if one did."""
+    sch.enter_postproc()
+    for postproc in _postprocs(mod, target):
+        if not postproc.apply(sch):
+            return f"postprocessor {type(postproc).__name__} rejected the schedule"
+    return None
 
 
 def _first_line(err: Exception) -> str:
@@ -58,10 +84,25 @@ def _first_line(err: Exception) -> str:
     return line.removeprefix("Error message: ")[:300]
 
 
+def _tiles(trace: s_tir.Trace) -> list[tuple[int, ...]]:
+    """The trace's tile decisions, in program order."""
+    decisions = trace.decisions
+    return [
+        tuple(int(f) for f in decisions[inst])
+        for inst in trace.insts
+        if inst.kind.name == "SamplePerfectTile" and inst in decisions
+    ]
+
+
 def apply_trace(
-    trace: s_tir.Trace, target_mod: tvm.IRModule, target: tvm.target.Target, *, seed: int = 1
+    trace: s_tir.Trace,
+    target_mod: tvm.IRModule,
+    target: tvm.target.Target,
+    *,
+    level: Level = Level.EXACT,
+    seed: int = 1,
 ) -> Applied:
-    """Replay ``trace`` on ``target_mod`` and postprocess for ``target``.
+    """Apply ``trace`` to ``target_mod`` at ``level`` and postprocess for ``target``.
 
     Examples
     --------
@@ -69,6 +110,20 @@ def apply_trace(
     >>> applied.ok, applied.reason, applied.repaired_tiles
     """
     start = time.perf_counter()
+    if level is Level.EXACT:
+        sch, reason, repaired, tiles = _replay(trace, target_mod, target, seed)
+    else:
+        sch, reason, repaired, tiles = _anchor(trace, target_mod, target, seed)
+    return Applied(
+        schedule=None if reason else sch,
+        reason=reason,
+        repaired_tiles=repaired,
+        tile_decisions=tiles,
+        apply_s=time.perf_counter() - start,
+    )
+
+
+def _replay(trace, target_mod, target, seed) -> tuple[s_tir.Schedule, str | None, int, int]:
     counts = {"repaired": 0, "tiles": 0}
 
     def count_repairs(inst, inputs, _attrs, decision):
@@ -84,19 +139,28 @@ def apply_trace(
     try:
         with ctrl_c_stops_gently():  # a Ctrl-C in the callback is no failure
             trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=count_repairs)
-        # Marked as MetaSchedule marks it: its search replays database traces without the
-        # postprocessing and mutates them, and unmarked postproc steps would no longer fit.
-        sch.enter_postproc()
-        for postproc in _postprocs(target_mod, target):
-            if not postproc.apply(sch):
-                reason = f"postprocessor {type(postproc).__name__} rejected the schedule"
-                break
+        reason = _postprocess(sch, target_mod, target)
     except (RuntimeError, ValueError, TypeError) as err:  # TVM raises RuntimeError subclasses
         reason = _first_line(err)
-    return Applied(
-        schedule=None if reason else sch,
-        reason=reason,
-        repaired_tiles=counts["repaired"],
-        tile_decisions=counts["tiles"],
-        apply_s=time.perf_counter() - start,
-    )
+    return sch, reason, counts["repaired"], counts["tiles"]
+
+
+def _anchor(trace, target_mod, target, seed) -> tuple[s_tir.Schedule, str | None, int, int]:
+    source_tiles = _tiles(trace)
+    reasons = []
+    for remove_postproc in (True, False):  # fresh postprocessors first, the record's own else
+        sch = s_tir.Schedule(target_mod, seed=seed)
+        try:
+            with ctrl_c_stops_gently():
+                schedule_using_anchor_trace(
+                    sch, trace.simplified(remove_postproc=remove_postproc), target
+                )
+            reason = _postprocess(sch, target_mod, target) if remove_postproc else None
+        except (RuntimeError, ValueError, TypeError) as err:
+            reason = _first_line(err)
+        if reason is None:
+            tiles = _tiles(sch.trace)
+            repaired = sum(a != b for a, b in zip(source_tiles, tiles))
+            return sch, None, repaired, len(tiles)
+        reasons.append(reason)
+    return sch, " / ".join(dict.fromkeys(reasons)), 0, len(source_tiles)

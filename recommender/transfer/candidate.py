@@ -1,8 +1,12 @@
 """Candidates: a source schedule for a target kernel, applied on first use, and each kernel's
-pool of them (every same-class source schedule)."""
+pool of them: every source schedule of its exact class, and at the anchor level those of the
+``ANCHOR_NEIGHBOURS`` source workloads nearest in shape whose anchor block matches (a pad or
+an epilogue of their own does not keep them out)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -11,7 +15,11 @@ import tvm
 from ..backend.measure import Failure, Measurement, Stage
 from ..logs.sources import SourceSchedule
 from ..tasks.extract import Task
-from .apply import Applied, apply_trace
+from ..tasks.workload import WorkloadDescriptor
+from .apply import Applied, Level, apply_trace
+
+ANCHOR_NEIGHBOURS = 8  # source workloads per kernel at the anchor level, nearest first
+LEVELS = (Level.EXACT, Level.ANCHOR)
 
 
 @dataclass(eq=False)
@@ -22,13 +30,14 @@ class Candidate:
     source: SourceSchedule
     task_mod: tvm.IRModule
     target: tvm.target.Target
+    level: Level = Level.EXACT
     known_reason: str | None = None
     known: bool = False
     measurement: Measurement | None = None
 
     @cached_property
     def applied(self) -> Applied:
-        return apply_trace(self.source.trace, self.task_mod, self.target)
+        return apply_trace(self.source.trace, self.task_mod, self.target, level=self.level)
 
     @property
     def apply_reason(self) -> str | None:
@@ -72,16 +81,55 @@ class KernelResult:
         return best if untuned is None or best.run_s < untuned else None
 
 
+def shape_distance(a: WorkloadDescriptor, b: WorkloadDescriptor) -> float:
+    """How far apart two anchors' iteration spaces are: summed |log2| of their extent ratios."""
+    return sum(
+        abs(math.log2(max(x, 1)) - math.log2(max(y, 1)))
+        for x, y in zip(a.anchor_extents, b.anchor_extents)
+    )
+
+
+class SourceIndex:
+    """Source schedules indexed by exact and by anchor class, to pick each kernel's pool."""
+
+    def __init__(self, sources: Iterable[SourceSchedule]):
+        self.by_class: dict[str, list[SourceSchedule]] = {}
+        self.by_anchor: dict[str, list[SourceSchedule]] = {}
+        for source in sources:
+            self.by_class.setdefault(source.kernel_class.key, []).append(source)
+            if source.kernel_class.anchor:
+                self.by_anchor.setdefault(source.kernel_class.anchor, []).append(source)
+
+    def pool(
+        self, task: Task, levels: tuple[Level, ...] = LEVELS
+    ) -> list[tuple[SourceSchedule, Level]]:
+        """``task``'s candidates: (source, level), exact ones first."""
+        klass = task.kernel_class
+        pool = []
+        if Level.EXACT in levels:
+            pool += [(s, Level.EXACT) for s in self.by_class.get(klass.key, [])]
+        if Level.ANCHOR in levels and klass.anchor:
+            others = [s for s in self.by_anchor.get(klass.anchor, []) if s.kernel_class != klass]
+            distance = {
+                s.workload_key: shape_distance(task.descriptor, s.descriptor) for s in others
+            }
+            nearest = set(sorted(distance, key=distance.get)[:ANCHOR_NEIGHBOURS])
+            pool += [(s, Level.ANCHOR) for s in others if s.workload_key in nearest]
+        return pool
+
+
 def apply_candidates(
-    tasks: list[Task], sources: list[SourceSchedule], target: tvm.target.Target
+    tasks: list[Task],
+    sources: list[SourceSchedule],
+    target: tvm.target.Target,
+    *,
+    levels: tuple[Level, ...] = LEVELS,
 ) -> list[KernelResult]:
-    """Every same-class source schedule for every task, to be applied on first use."""
-    by_class: dict[str, list[SourceSchedule]] = {}
-    for source in sources:
-        by_class.setdefault(source.kernel_class.key, []).append(source)
+    """Every task's pool of candidates (``SourceIndex.pool``), to be applied on first use."""
+    index = SourceIndex(sources)
     return [
         KernelResult(
-            task, [Candidate(s, task.mod, target) for s in by_class.get(task.kernel_class.key, [])]
+            task, [Candidate(s, task.mod, target, level) for s, level in index.pool(task, levels)]
         )
         for task in tasks
     ]

@@ -21,7 +21,8 @@ from ..core.targets import RemoteDevice
 from ..logs.sources import SourceSchedule
 from ..networks.network import Network
 from ..tasks.extract import extract_tasks, prepare
-from .candidate import KernelResult, apply_all, apply_candidates
+from .apply import Level
+from .candidate import LEVELS, KernelResult, apply_all, apply_candidates
 from .database import write_records
 from .journal import Journal
 from .timing import measure_kernels
@@ -44,12 +45,16 @@ class TransferRun:
 
 
 def extract(
-    network: Network, target: tvm.target.Target, sources: list[SourceSchedule]
+    network: Network,
+    target: tvm.target.Target,
+    sources: list[SourceSchedule],
+    *,
+    levels: tuple[Level, ...] = LEVELS,
 ) -> tuple[tvm.IRModule, list[KernelResult]]:
-    """The prepared network and its kernels, each with its same-class candidates (unapplied)."""
+    """The prepared network and its kernels, each with its pool of candidates (unapplied)."""
     prepared = prepare(network.mod)
     tasks = extract_tasks(network, target)
-    return prepared, apply_candidates(tasks, sources, target)
+    return prepared, apply_candidates(tasks, sources, target, levels=levels)
 
 
 def transfer_tune(
@@ -61,13 +66,15 @@ def transfer_tune(
     progress: bool = True,
     journal: Journal | None = None,
     database_dir: Path | None = None,
+    levels: tuple[Level, ...] = LEVELS,
 ) -> TransferRun:
     """Run the paper's algorithm on ``network`` with the given source schedules; with a
     ``journal``, measurements are kept as they are made and a rerun times only the rest. With
-    ``database_dir``, the chosen schedules are written there as a MetaSchedule database."""
+    ``database_dir``, the chosen schedules are written there as a MetaSchedule database.
+    ``levels=(Level.EXACT,)`` is the paper's algorithm as published (same kernel class only)."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    prepared, kernels = extract(network, target, sources)
+    prepared, kernels = extract(network, target, sources, levels=levels)
     timings["extract"] = time.perf_counter() - start
     start = time.perf_counter()
     apply_all(kernels)

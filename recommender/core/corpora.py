@@ -1,0 +1,173 @@
+"""Corpora, one per CPU, and the one a command uses: chosen for its target.
+
+A corpus is a directory ``corpora/<cpu>/`` holding the tuning logs (``datasets/logs``), the
+transfer-benefit dataset (``datasets/transfer``), the trained cost model (``models/default``)
+and the evaluation's state and pages (``out/``, ``docs/``), all made on that CPU. Schedules are
+loop transformations, so they transfer between CPUs of one architecture, but their timings and
+the model's ranking are the CPU's own.
+
+The choice, in order: ``--corpus NAME|PATH``; ``$RECOMMENDER_HOME``; the corpus whose CPU is the
+target's ``-mcpu``; else, among corpora of the target's architecture, the closest CPU: the
+largest share of LLVM features in common (ISA extensions such as AVX-512 and AVX2, and the
+tuning flags LLVM sets for the CPU, e.g. ``prefer-256-bit``), the same vendor breaking ties;
+else an error. Choosing a corpus of another CPU warns once, naming both CPUs and the command
+that tunes a corpus for this one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import tvm
+from tvm.target import codegen
+
+from .errors import InputError
+
+logger = logging.getLogger(__name__)
+
+CHECKOUT = Path(__file__).resolve().parent.parent.parent
+CORPORA = CHECKOUT / "corpora"
+ISA_PREFIXES = ("avx", "sse4", "fma", "amx", "neon", "sve")  # what `corpora` lists of a CPU
+TUNE_HERE = "RECOMMENDER_HOME=~/corpus-$(hostname) .venv/bin/python scripts/rebuild_corpus.py"
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """One CPU's corpus, described from its logs' provenance."""
+
+    name: str
+    root: Path
+    cpu: str  # LLVM's -mcpu the logs were tuned for
+    arch: str  # the machine's architecture, e.g. x86_64
+    networks: tuple[str, ...]
+    trials_per_task: int | None
+    dataset_files: int
+    has_model: bool
+
+    @classmethod
+    def read(cls, root: Path) -> Corpus | None:
+        """The corpus at ``root``, or None when it holds no tuning log."""
+        provenances = sorted((root / "datasets" / "logs").glob("*/provenance.json"))
+        if not provenances:
+            return None
+        try:
+            first = json.loads(provenances[0].read_text())
+            cpu = first["target_key"]["mcpu"] or "generic"
+            arch = first["target_key"]["mtriple"].split("-")[0] or first["machine"]["arch"]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise InputError(
+                f"not a tuning log's provenance ({err})", path=provenances[0]
+            ) from None
+        return cls(
+            name=root.name,
+            root=root,
+            cpu=cpu,
+            arch=arch,
+            networks=tuple(p.parent.name for p in provenances),
+            trials_per_task=first.get("budget", {}).get("trials_per_task"),
+            dataset_files=sum(1 for _ in (root / "datasets" / "transfer").glob("*/*.npz")),
+            has_model=(root / "models" / "default" / "metadata.json").is_file(),
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "root": str(self.root),
+            "cpu": self.cpu,
+            "arch": self.arch,
+            "isa": sorted(
+                f for f in cpu_features(self.cpu) if f.startswith(("avx", "sse4", "fma"))
+            ),
+            "networks": list(self.networks),
+            "trials_per_task": self.trials_per_task,
+            "dataset_files": self.dataset_files,
+            "model": self.has_model,
+        }
+
+
+@dataclass(frozen=True)
+class Choice:
+    corpus: Corpus
+    why: str
+    exact: bool  # tuned on the target's CPU
+
+
+def find_corpora(base: Path = CORPORA) -> list[Corpus]:
+    """Every corpus under ``base`` (a directory per CPU)."""
+    found = [Corpus.read(d) for d in sorted(base.iterdir()) if d.is_dir()] if base.is_dir() else []
+    return [c for c in found if c is not None]
+
+
+@cache
+def cpu_features(cpu: str) -> frozenset[str]:
+    """LLVM's features of ``cpu`` (enabled ones, without the ``+``)."""
+    target = tvm.target.Target({"kind": "llvm", "mcpu": cpu})
+    return frozenset(f.lstrip("+") for f in codegen.llvm_get_cpu_features(target))
+
+
+def closeness(a: str, b: str) -> float:
+    """The share of LLVM features two CPUs have in common (Jaccard), 1.0 for the same CPU."""
+    fa, fb = cpu_features(a), cpu_features(b)
+    return len(fa & fb) / max(len(fa | fb), 1)
+
+
+def _vendor(cpu: str) -> str:
+    return "amd" if cpu.startswith(("znver", "bdver", "btver", "amdfam")) else "other"
+
+
+def choose(target: tvm.target.Target, explicit: str | Path | None = None) -> Choice:
+    """The corpus for ``target`` (see the module docstring for the order)."""
+    cpu = str(target.attrs.get("mcpu", "") or codegen.llvm_get_system_cpu())
+    triple = str(target.attrs.get("mtriple", "") or codegen.llvm_get_system_triple())
+    arch = triple.split("-")[0]
+    given = explicit or os.environ.get("RECOMMENDER_HOME")
+    if given:
+        return _given(given, cpu, "--corpus" if explicit else "RECOMMENDER_HOME")
+    corpora = find_corpora()
+    for corpus in corpora:
+        if corpus.cpu == cpu and corpus.arch == arch:
+            return Choice(corpus, f"tuned on this target's CPU ({cpu})", exact=True)
+    same_arch = [c for c in corpora if c.arch == arch]
+    if not same_arch:
+        raise InputError(
+            f"no corpus for {arch} (target CPU {cpu}); corpora here: "
+            + (", ".join(f"{c.name} ({c.cpu}, {c.arch})" for c in corpora) or "none")
+            + f"; tune one on the device with `{TUNE_HERE} --rpc HOST:PORT:KEY`",
+            path=CORPORA,
+        )
+    best = max(same_arch, key=lambda c: (closeness(cpu, c.cpu), _vendor(c.cpu) == _vendor(cpu)))
+    why = (
+        f"no corpus tuned on {cpu}; {best.cpu} is the closest of {arch}'s "
+        f"({closeness(cpu, best.cpu):.0%} of LLVM features in common)"
+    )
+    return Choice(best, why, exact=False)
+
+
+def _given(given: str | Path, cpu: str, how: str) -> Choice:
+    path = Path(given).expanduser()
+    if not path.is_dir() and (CORPORA / str(given)).is_dir():
+        path = CORPORA / str(given)
+    if not path.is_dir():
+        names = ", ".join(c.name for c in find_corpora()) or "none"
+        raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
+    corpus = Corpus.read(path) or Corpus(path.name, path, cpu, "", (), None, 0, False)
+    return Choice(corpus, f"given by {how}", exact=corpus.cpu == cpu)
+
+
+def warn_if_other_cpu(choice: Choice, cpu: str) -> None:
+    """One warning when the corpus was tuned on another CPU than the target's."""
+    if not choice.exact and choice.corpus.networks:
+        logger.warning(
+            "corpus %s was tuned on %s, not on this target's %s: its schedules are checked "
+            "and timed here, but were the fastest there, and its model ranks by its timings. "
+            "For the best results tune a corpus here: %s",
+            choice.corpus.name,
+            choice.corpus.cpu,
+            cpu,
+            TUNE_HERE,
+        )
