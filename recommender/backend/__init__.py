@@ -1,0 +1,1 @@
+"""TVM wrapped once: work-arounds, worker processes; building, checking, timing kernels."""

@@ -1,0 +1,1 @@
+"""Below everything: errors, where the data lives (corpora, paths), Ctrl-C, targets."""

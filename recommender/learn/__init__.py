@@ -1,0 +1,1 @@
+"""Learning what transfers: features, the measured dataset, cost models, their evaluation."""

@@ -1,0 +1,1 @@
+"""Tuning logs: MetaSchedule collection, provenance and stamps, source schedules, tuning history."""

@@ -1,0 +1,1 @@
+"""Networks into Relax: the shipped zoo, ONNX, Relax JSON and torch.export files."""

@@ -1,0 +1,1 @@
+"""The recommender: rank candidates, spend a budget, choose per kernel, warm-start MetaSchedule."""

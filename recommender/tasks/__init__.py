@@ -1,0 +1,1 @@
+"""A network's kernels: lowering, task extraction, kernel classes (exact and anchor)."""

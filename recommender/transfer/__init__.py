@@ -1,0 +1,1 @@
+"""A source schedule on a new kernel: candidates, applying, timing, the exhaustive run."""

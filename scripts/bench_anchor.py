@@ -1,0 +1,141 @@
+"""Anchor-level transfer, before and after: the recommender exact-only and with anchor-level
+candidates, on the corpus chosen for this host, timed end to end in one interleaved run.
+
+    python scripts/bench_anchor.py [MODEL ...] [--corpus NAME] [--out DIR]
+
+Per network and variant (``top-0``/``top-3``, exact-only or both levels): the recommender
+chooses schedules from the other networks' logs with the corpus's cost model (searches are
+kept in ``DIR/MODEL/VARIANT`` and reused on a rerun); then untuned, every variant and the
+network's own log (MetaSchedule at the corpus's budget, tuned on the corpus's CPU, replayed
+here: the reference of the latency ratio) are built, checked against the untuned build and
+timed in alternating rounds, with PyTorch eager when installed. Coverage (the share of FLOPs in
+kernels with a valid candidate) comes from each search's report. Writes
+``docs/results/anchor_transfer_<cpu>.json`` after every network. Run it alone on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+from recommender.core import corpora, paths
+from recommender.core.targets import host_target
+from recommender.evaluate import endtoend
+from recommender.evaluate.comparison import pytorch_eager
+from recommender.evaluate.searches import read_json, write_json
+from recommender.evaluate.workflows import load_cost_model
+from recommender.learn.feature_cache import FeatureCache
+from recommender.logs.sources import load_sources, log_dir, resolve_sources
+from recommender.networks.zoo import families, load_zoo_network
+from recommender.recommend.report import recommendation_summary
+from recommender.recommend.search import Budget, recommend
+from recommender.tasks.extract import prepare
+from recommender.transfer.apply import Level
+from recommender.transfer.database import write_records
+
+VARIANTS = {
+    "top-0 exact": (Budget(top_k=0), (Level.EXACT,)),
+    "top-0 anchor": (Budget(top_k=0), (Level.EXACT, Level.ANCHOR)),
+    "top-3 exact": (Budget(top_k=3), (Level.EXACT,)),
+    "top-3 anchor": (Budget(top_k=3), (Level.EXACT, Level.ANCHOR)),
+}
+OWN_LOG = "own log (reference)"
+
+
+def search(name: str, variant: str, target, out: Path) -> dict:
+    """The variant's search report, from ``out`` when it was made before."""
+    report = read_json(out / "search.json")
+    if report is not None:
+        return report
+    budget, levels = VARIANTS[variant]
+    network = load_zoo_network(name)
+    started = time.perf_counter()
+    logs = {n: log_dir(n) for n in resolve_sources("all", name)}
+    sources = load_sources(logs, target, top_n=3)
+    result = recommend(
+        network,
+        target,
+        sources,
+        load_cost_model(None, target),
+        budget,
+        family_of=families({name: network}),
+        cache=FeatureCache(),
+        levels=levels,
+    )
+    write_records(result.picks, target, out)
+    report = recommendation_summary(result, {})
+    report["wall_s"] = round(time.perf_counter() - started, 1)
+    write_json(out / "search.json", report)
+    return report
+
+
+def compare(name: str, target, out: Path, reports: dict[str, dict]) -> dict:
+    network = load_zoo_network(name)
+    builds = endtoend.Builds(prepare(network.mod), target)
+    builds.want("untuned")
+    for variant in reports:
+        builds.want(variant, out / variant)
+    builds.want(OWN_LOG, log_dir(name))
+    builds.build_wanted()
+    reference = endtoend.ReferenceOutputs(builds.get("untuned"), network)
+    executables, wrong = {"untuned": builds.get("untuned")}, {}
+    for key in [*reports, OWN_LOG]:
+        problem = reference.mismatch(builds.get(key))
+        if problem:
+            wrong[key] = problem
+        else:
+            executables[key] = builds.get(key)
+    eager, _ = pytorch_eager(name, int(target.attrs["num-cores"]))
+    times = endtoend.time_interleaved(
+        executables, network, others={"pytorch eager": eager} if eager else None
+    )
+    own = times.get(OWN_LOG)
+    return {
+        "network": name,
+        "ms": {k: round(v * 1e3, 3) for k, v in times.items()},
+        "latency_ratio_own_log_over_method": {
+            v: round(own / times[v], 4) for v in reports if own and v in times
+        },
+        "coverage": {v: r.get("coverage") for v, r in reports.items()},
+        "search_s": {v: r.get("search_s") for v, r in reports.items()},
+        "wrong": wrong,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("models", nargs="*", default=["resnet18"], help="zoo networks")
+    parser.add_argument("--corpus", default=None, help="corpus name or path (default: chosen)")
+    parser.add_argument("--out", type=Path, default=Path("out/bench_anchor"), help="state dir")
+    args = parser.parse_args()
+    target = host_target()
+    choice = corpora.choose(target, explicit=args.corpus)
+    paths.use_corpus(choice.corpus.root)
+    cpu = str(target.attrs["mcpu"])
+    result_path = paths.CHECKOUT / "docs" / "results" / f"anchor_transfer_{cpu}.json"
+    results = read_json(result_path) or {"networks": {}}
+    results |= {"cpu": cpu, "corpus": choice.corpus.name, "corpus_why": choice.why}
+    for name in args.models:
+        out = args.out / choice.corpus.name / name
+        reports = {v: search(name, v, target, out / v.replace(" ", "_")) for v in VARIANTS}
+        row = compare(name, target, out, {v.replace(" ", "_"): r for v, r in reports.items()})
+        results["networks"][name] = row
+        write_json(result_path, results)
+        print(f"{name} ({choice.corpus.name} corpus on {cpu}):")
+        for key, ms in row["ms"].items():
+            ratio = row["latency_ratio_own_log_over_method"].get(key)
+            print(f"  {key:22s} {ms:10.2f} ms" + (f"  own log / it {ratio:.3f}" if ratio else ""))
+    ratios = [r["latency_ratio_own_log_over_method"] for r in results["networks"].values()]
+    for variant in VARIANTS:
+        key = variant.replace(" ", "_")
+        values = [r[key] for r in ratios if key in r]
+        if values:
+            geo = math.exp(sum(map(math.log, values)) / len(values))
+            print(f"{variant}: geometric mean {geo:.3f}, worst {min(values):.3f} ({len(values)})")
+    print(f"written: {result_path}")
+
+
+if __name__ == "__main__":
+    main()
