@@ -81,3 +81,49 @@ def conv_matmul_net() -> Network:
             bb.emit_func_output(out)
 
     return _network("convmatmul", build)
+
+
+def _conv_bias(bb, x, w, b):
+    """conv2d 3x3 (padding 1) + a per-channel bias, as frameworks export a conv layer."""
+    return bb.emit(relax.op.add(relax.op.nn.conv2d(x, w, padding=1), b))
+
+
+def _conv_params(channels: int, size: int, out_channels: int) -> list[relax.Var]:
+    return [
+        relax.Var("x", relax.TensorType((1, channels, size, size), "float32")),
+        relax.Var("w", relax.TensorType((out_channels, channels, 3, 3), "float32")),
+        relax.Var("b", relax.TensorType((1, out_channels, 1, 1), "float32")),
+    ]
+
+
+def conv_residual_net(channels: int = 8, size: int = 16, out_channels: int = 16) -> Network:
+    """conv2d + bias + a residual input + relu, as in a ResNet block: one task whose anchor
+    (the convolution) is ``conv_net()``'s, with another epilogue."""
+
+    def build(bb):
+        x, w, b = params = _conv_params(channels, size, out_channels)
+        r = relax.Var("r", relax.TensorType((1, out_channels, size, size), "float32"))
+        with bb.function("main", [*params, r]):
+            with bb.dataflow():
+                y = _conv_bias(bb, x, w, b)
+                out = bb.emit_output(relax.op.nn.relu(relax.op.add(y, r)))
+            bb.emit_func_output(out)
+
+    return _network(f"convres{channels}x{size}", build)
+
+
+def conv_hardswish_net(channels: int = 8, size: int = 16, out_channels: int = 16) -> Network:
+    """conv2d + bias + hardswish (``y * clip(y + 3, 0, 6) / 6``; Relax has no hardswish op), as
+    in MobileNetV3: one task whose anchor is ``conv_net()``'s, with a four-op epilogue."""
+
+    def build(bb):
+        x, w, b = params = _conv_params(channels, size, out_channels)
+        with bb.function("main", params):
+            with bb.dataflow():
+                y = _conv_bias(bb, x, w, b)
+                three, six = relax.const(3.0, "float32"), relax.const(6.0, "float32")
+                gate = relax.op.clip(relax.op.add(y, three), 0.0, 6.0)
+                out = bb.emit_output(relax.op.divide(relax.op.multiply(y, gate), six))
+            bb.emit_func_output(out)
+
+    return _network(f"convhswish{channels}x{size}", build)

@@ -192,7 +192,7 @@ def recommend_to_dir(
         )
         wanted.append("then_tuned")
         every.want("then_tuned", TuningLog.open(warm_dir, target=target).database())
-        curves = compare_curves(network, target, warm_dir, paths.logs() / network.name)
+        curves, missing = compare_curves(network, target, warm_dir, paths.logs() / network.name)
         plot_curves(curves, out_dir / "curves.png", f"{network.name}: estimated network time")
         extra["then_tune"] = {
             "log": str(warm_dir),
@@ -201,6 +201,7 @@ def recommend_to_dir(
             "wall_s": round(summary.wall_s, 1),
             "curves": {k: [[round(t, 1), v] for t, v in c] for k, c in curves.items()},
             "plot": str(out_dir / "curves.png"),
+            "curve_missing": missing,
         }
     times = {}
     if is_host_compatible(target) and remote is None:

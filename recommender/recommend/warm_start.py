@@ -13,6 +13,7 @@ from pathlib import Path
 
 import tvm
 
+from ..core.errors import InputError
 from ..core.targets import RemoteDevice
 from ..logs.collect import CollectSummary, collect
 from ..logs.history import kernel_curve, timed_records
@@ -111,12 +112,17 @@ def plot_curves(curves: dict[str, list[tuple[float, float]]], path: Path, title:
 
 def compare_curves(
     network: Network, target: tvm.target.Target, warm_dir: Path, scratch_dir: Path | None
-) -> dict[str, list[tuple[float, float]]]:
-    """The warm-started curve and, when the network has its own log, MetaSchedule's from
-    scratch."""
+) -> tuple[dict[str, list[tuple[float, float]]], str | None]:
+    """The warm-started curve and, when the network has its own log tuned for ``target``,
+    MetaSchedule's from scratch; else why that curve is missing (a comparison only: a user's
+    own network never has one, and the tuning stands without it)."""
     tasks = extract_tasks(network, target)
     curves = {"recommend + MetaSchedule": estimated_curve(TuningLog.open(warm_dir), tasks)}
-    if scratch_dir is not None and (scratch_dir / "provenance.json").exists():
+    if scratch_dir is None or not (scratch_dir / "provenance.json").exists():
+        return curves, f"no MetaSchedule log of {network.name} in the corpus to compare with"
+    try:
         scratch = TuningLog.open(scratch_dir, target=target)
-        curves["MetaSchedule from scratch"] = estimated_curve(scratch, tasks)
-    return curves
+    except InputError as err:
+        return curves, f"MetaSchedule's log of {network.name} is not comparable here ({err})"
+    curves["MetaSchedule from scratch"] = estimated_curve(scratch, tasks)
+    return curves, None

@@ -147,6 +147,8 @@ def _replay(trace, target_mod, target, seed) -> tuple[s_tir.Schedule, str | None
 
 def _anchor(trace, target_mod, target, seed) -> tuple[s_tir.Schedule, str | None, int, int]:
     source_tiles = _tiles(trace)
+    if s_tir.analysis.find_anchor_sblock(target_mod) is None:  # TVM would skip every step
+        return s_tir.Schedule(target_mod), "the kernel has no anchor block", 0, len(source_tiles)
     reasons = []
     for remove_postproc in (True, False):  # fresh postprocessors first, the record's own else
         sch = s_tir.Schedule(target_mod, seed=seed)
