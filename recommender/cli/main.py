@@ -71,7 +71,8 @@ def _use_corpus(args: argparse.Namespace) -> None:
     choice = corpora.choose(target, explicit=args.corpus)
     paths.use_corpus(choice.corpus.root)
     print(f"corpus: {choice.corpus.name} ({choice.why})", file=sys.stderr)
-    corpora.warn_if_other_cpu(choice, str(target.attrs.get("mcpu", "")))
+    if hasattr(args, "target"):  # the others (train, evaluate-model) read the corpus as it is
+        corpora.warn_if_other_cpu(choice, str(target.attrs.get("mcpu", "")))
     if getattr(args, "dataset", "") is None:
         args.dataset = paths.transfer()
 
