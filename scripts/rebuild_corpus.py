@@ -1,10 +1,11 @@
-"""Rebuild the shipped corpus from scratch: tuning logs, transfer-benefit dataset, cost model.
+"""Build this CPU's corpus: tuning logs, transfer-benefit dataset, cost model.
 
     python scripts/rebuild_corpus.py [NETWORK...] [--trials-per-task 64] [--target T] [--rpc H:P:K]
 
 For another machine or target (an edge board through RPC: ``--rpc HOST:PORT:KEY`` with a
-``--target`` for the board). Every step resumes: rerun the same command after an interruption
-and finished work is kept. Set ``RECOMMENDER_HOME`` to write somewhere other than this checkout.
+``--target`` for the board). It is written to ``corpora/<the target's CPU>/`` (or
+``$RECOMMENDER_HOME``). Every step resumes: rerun the same command after an interruption
+and finished work is kept.
 Before each network it prints how much collection is left and an estimate of the time, from the
 seconds per trial seen so far in the logs. Run it alone on the machine: timings taken while
 another CPU-heavy job runs are wrong.
@@ -18,7 +19,7 @@ import json
 import sys
 
 from recommender.cli.main import main as cli
-from recommender.core import paths
+from recommender.core import corpora, paths
 from recommender.core.targets import parse_target
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import load_zoo_network, zoo_names
@@ -54,8 +55,13 @@ def main() -> int:
     args = parser.parse_args()
     networks = args.networks or zoo_names()
     target = parse_target(args.target)
-    common = (["--target", args.target] if args.target else []) + (
-        ["--rpc", args.rpc] if args.rpc else []
+    choice = corpora.choose(target, writing=True)
+    paths.use_corpus(choice.corpus.root)
+    print(f"corpus: {choice.corpus.root}")
+    common = (
+        ["--corpus", str(choice.corpus.root)]
+        + (["--target", args.target] if args.target else [])
+        + (["--rpc", args.rpc] if args.rpc else [])
     )
 
     left = trials_left(networks, args.trials_per_task, target)
@@ -72,8 +78,9 @@ def main() -> int:
     if status:
         return status
     print("default cost model ...")
-    return cli(["train", "--out", str(paths.default_model())]) or cli(
-        ["evaluate-model", "--plot", str(paths.default_model() / "score_vs_k.png")]
+    corpus = ["--corpus", str(choice.corpus.root)]
+    return cli(["train", *corpus]) or cli(
+        ["evaluate-model", *corpus, "--plot", str(paths.default_model() / "score_vs_k.png")]
     )
 
 

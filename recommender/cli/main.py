@@ -68,7 +68,8 @@ def _use_corpus(args: argparse.Namespace) -> None:
     from ..core.targets import parse_target
 
     target = parse_target(getattr(args, "target", None))
-    choice = corpora.choose(target, explicit=args.corpus)
+    writing = args.command in ("collect", "dataset")  # they measure on the corpus's CPU
+    choice = corpora.choose(target, explicit=args.corpus, writing=writing)
     paths.use_corpus(choice.corpus.root)
     print(f"corpus: {choice.corpus.name} ({choice.why})", file=sys.stderr)
     if hasattr(args, "target"):  # the others (train, evaluate-model) read the corpus as it is

@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 CORPORA = CHECKOUT / "corpora"
 ISA_PREFIXES = ("avx", "sse4", "fma", "amx", "neon", "sve")  # what `corpora` lists of a CPU
-TUNE_HERE = "RECOMMENDER_HOME=~/corpus-$(hostname) .venv/bin/python scripts/rebuild_corpus.py"
+TUNE_HERE = ".venv/bin/python scripts/rebuild_corpus.py"  # writes corpora/<this CPU>/
 
 
 @dataclass(frozen=True)
@@ -120,14 +120,22 @@ def _vendor(cpu: str) -> str:
     return "amd" if cpu.startswith(("znver", "bdver", "btver", "amdfam")) else "other"
 
 
-def choose(target: tvm.target.Target, explicit: str | Path | None = None) -> Choice:
-    """The corpus for ``target`` (see the module docstring for the order)."""
+def choose(
+    target: tvm.target.Target, explicit: str | Path | None = None, *, writing: bool = False
+) -> Choice:
+    """The corpus for ``target`` (see the module docstring for the order). ``writing``: for
+    commands that measure into it (collect, dataset build), only the target's own CPU will do;
+    without one, ``corpora/<cpu>/`` is where it is made."""
     cpu = str(target.attrs.get("mcpu", "") or codegen.llvm_get_system_cpu())
     triple = str(target.attrs.get("mtriple", "") or codegen.llvm_get_system_triple())
     arch = triple.split("-")[0]
     given = explicit or os.environ.get("RECOMMENDER_HOME")
     if given:
-        return _given(given, cpu, "--corpus" if explicit else "RECOMMENDER_HOME")
+        return _given(given, cpu, "--corpus" if explicit else "RECOMMENDER_HOME", writing)
+    if writing:
+        home = CORPORA / cpu
+        corpus = Corpus.read(home) or Corpus(cpu, home, cpu, arch, (), None, 0, False)
+        return Choice(corpus, f"the corpus of this target's CPU ({cpu})", exact=True)
     corpora = find_corpora()
     for corpus in corpora:
         if corpus.cpu == cpu and corpus.arch == arch:
@@ -148,11 +156,11 @@ def choose(target: tvm.target.Target, explicit: str | Path | None = None) -> Cho
     return Choice(best, why, exact=False)
 
 
-def _given(given: str | Path, cpu: str, how: str) -> Choice:
+def _given(given: str | Path, cpu: str, how: str, writing: bool) -> Choice:
     path = Path(given).expanduser()
     if not path.is_dir() and (CORPORA / str(given)).is_dir():
         path = CORPORA / str(given)
-    if not path.is_dir():
+    if not path.is_dir() and not writing:  # a corpus to measure into is made where it is given
         names = ", ".join(c.name for c in find_corpora()) or "none"
         raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
     corpus = Corpus.read(path) or Corpus(path.name, path, cpu, "", (), None, 0, False)
