@@ -1,4 +1,5 @@
-"""``recommender tasks``: a network's tuning tasks with kernel class and FLOPs."""
+"""``recommender tasks``: a network's tuning tasks with kernel classes (exact and anchor) and
+FLOPs."""
 
 from __future__ import annotations
 
@@ -24,16 +25,22 @@ def cmd_tasks(args) -> int:
     network = load_network(args.model)
     tasks = extract_tasks(network, target)
     if args.json:
-        print_json(
-            {"model": network.name, "target": str(target), "tasks": [t.to_json() for t in tasks]}
-        )
+        every = [{**t.to_json(), "anchor_class": t.kernel_class.anchor} for t in tasks]
+        print_json({"model": network.name, "target": str(target), "tasks": every})
         return 0
     rows = [
-        [t.name, t.kernel_class.key, t.weight, f"{t.descriptor.flops / 1e6:.1f}"] for t in tasks
+        [
+            t.name,
+            t.kernel_class.key,
+            t.kernel_class.anchor or "-",
+            t.weight,
+            f"{t.descriptor.flops / 1e6:.1f}",
+        ]
+        for t in tasks
     ]
     print(
         f"{network.name}: {len(tasks)} tasks, "
         f"{len({t.kernel_class.key for t in tasks})} kernel classes, target {target}"
     )
-    print(format_table(rows, ["task", "kernel class", "weight", "MFLOP"]))
+    print(format_table(rows, ["task", "kernel class", "anchor class", "weight", "MFLOP"]))
     return 0

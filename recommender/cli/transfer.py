@@ -34,6 +34,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=1,
         help="records per source workload to try (default 1: its best)",
     )
+    p.add_argument(
+        "--exact-only",
+        action="store_true",
+        help="the paper's algorithm as published: same exact kernel class only, no "
+        "anchor-level candidates (default: both levels)",
+    )
     p.add_argument("--out", type=Path, required=True, help="output directory")
     target_options(p)
     rpc_option(p)
@@ -44,6 +50,8 @@ def cmd_transfer_tune(args) -> int:
     from ..evaluate.workflows import transfer_tune_to_dir
     from ..logs.sources import log_dir, resolve_sources
     from ..networks.frontends import load_network
+    from ..transfer.apply import Level
+    from ..transfer.candidate import LEVELS
     from ..transfer.report import table
 
     target = parse_target(args.target)
@@ -56,6 +64,7 @@ def cmd_transfer_tune(args) -> int:
         top_n=args.top_n,
         remote=RemoteDevice.parse(args.rpc) if args.rpc else None,
         progress=not args.json,
+        levels=(Level.EXACT,) if args.exact_only else LEVELS,
     )
     if args.json:
         print_json(report)

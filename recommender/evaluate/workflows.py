@@ -21,6 +21,8 @@ from ..recommend.report import recommendation_summary
 from ..recommend.search import Budget, recommend
 from ..recommend.warm_start import compare_curves, plot_curves, then_tune
 from ..tasks.extract import prepare
+from ..transfer.apply import Level
+from ..transfer.candidate import LEVELS
 from ..transfer.database import write_records
 from ..transfer.exhaustive import transfer_tune
 from ..transfer.journal import JOURNAL, Journal
@@ -41,8 +43,10 @@ def transfer_tune_to_dir(
     top_n: int = 1,
     remote: RemoteDevice | None = None,
     progress: bool = True,
+    levels: tuple[Level, ...] = LEVELS,
 ) -> dict:
-    """The paper's transfer-tuning of ``network`` from the logs of ``source_logs`` (model: dir).
+    """The paper's transfer-tuning of ``network`` from the logs of ``source_logs`` (model: dir),
+    with candidates at ``levels`` (``(Level.EXACT,)``: the paper's algorithm as published).
 
     ``out_dir`` receives TVM's two database files (usable by ``compile_relax``), the compiled
     network ``<name>.so``, and ``report.json``. The tuned build must compute what the untuned
@@ -58,6 +62,7 @@ def transfer_tune_to_dir(
         progress=progress,
         journal=journal,
         database_dir=out_dir,
+        levels=levels,
     )
     every = endtoend.Builds(run.prepared, target)
     every.want("untuned")
@@ -70,7 +75,11 @@ def transfer_tune_to_dir(
     library = every.export("transfer", out_dir / f"{network.name}.so")
     report = summary(run, times)
     report.update(
-        sources=sorted(source_logs), top_n=top_n, library=str(library), database=str(out_dir)
+        sources=sorted(source_logs),
+        top_n=top_n,
+        levels=[level.value for level in levels],
+        library=str(library),
+        database=str(out_dir),
     )
     (out_dir / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     return report

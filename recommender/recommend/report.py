@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from ..transfer.coverage import KernelOutcome, coverage, coverage_lines, level_of, pool_sizes
 from ..transfer.report import UNTUNED_NOTE, milliseconds
-from .search import Recommendation
+from .search import KernelChoice, Recommendation
+
+
+def _outcome(choice: KernelChoice) -> KernelOutcome:
+    return KernelOutcome(choice.task, choice.pool, choice.chosen, choice.untuned_s)
 
 
 def recommendation_rows(result: Recommendation) -> list[dict]:
@@ -18,10 +23,12 @@ def recommendation_rows(result: Recommendation) -> list[dict]:
             "kernel_class": choice.task.kernel_class.key,
             "weight": choice.task.weight,
             "candidates": len(every),
+            "pool": pool_sizes(choice.pool),
             "ranked": len(ranked.candidates) if ranked else 0,
             "timed": sum(c.run_s is not None for c in every),
             "failed": sum(c.failure is not None for c in every),
             "how": choice.how,
+            "level": level_of(chosen),
             "untuned_ms": milliseconds(choice.untuned_s),
             "chosen": None,
         }
@@ -52,6 +59,7 @@ def recommendation_summary(result: Recommendation, end_to_end_s: dict[str, float
         "candidates": result.candidates("all"),
         "candidates_timed": result.candidates("timed"),
         "candidates_failed": result.candidates("failed"),
+        "coverage": coverage(_outcome(k) for k in result.kernels).to_json(),
         "untuned_references_timed": result.untuned_timed,
         "end_to_end_ms": {name: milliseconds(s) for name, s in end_to_end_s.items()},
         "speedup": round(untuned / tuned, 3) if untuned and tuned else None,
@@ -70,7 +78,7 @@ def recommendation_table(report: dict) -> str:
     ]
     header = (
         f"{'task':40} {'w':>2} {'cand':>4} {'timed':>5} {'rank':>4} {'untuned ms':>10} "
-        f"{'chosen ms':>9} {'x':>6}  source / why"
+        f"{'chosen ms':>9} {'x':>6} {'level':6}  source / why"
     )
     lines += [header, "-" * len(header)]
     for row in report["kernels"]:
@@ -82,9 +90,10 @@ def recommendation_table(report: dict) -> str:
         lines.append(
             f"{row['task'][:40]:40} {row['weight']:>2} {row['candidates']:>4} {row['timed']:>5} "
             f"{chosen.get('initial_rank', '-')!s:>4} {untuned:>10} "
-            f"{(mark + f'{ms:.3f}') if ms else '-':>9} {speedup:>6}  "
+            f"{(mark + f'{ms:.3f}') if ms else '-':>9} {speedup:>6} {row['level'] or '-':6}  "
             f"{chosen.get('source') or row['how']}"
         )
+    lines += coverage_lines(report["coverage"])
     e2e = ", ".join(f"{k} {v:.2f} ms" for k, v in report["end_to_end_ms"].items() if v)
     if e2e:
         lines.append(f"end to end: {e2e}; speedup {report['speedup']}x")

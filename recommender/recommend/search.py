@@ -62,10 +62,11 @@ class Budget:
 @dataclass
 class KernelChoice:
     task: Task
-    ranked: RankedKernel | None
+    ranked: RankedKernel | None  # None: no candidate of its pool applies
     untuned_s: float | None
+    pool: list[Candidate] = field(default_factory=list)  # every candidate, applied or not
     chosen: Candidate | None = None
-    how: str = "untuned: no same-class source schedule"
+    how: str = "untuned: no candidate applies"
 
     @property
     def predicted_s(self) -> float | None:
@@ -274,7 +275,6 @@ def recommend(
     timings: dict[str, float] = {}
     start = time.perf_counter()
     prepared, kernels = extract(network, target, sources, levels=levels)
-    tasks = [kernel.task for kernel in kernels]
     timings["extract"] = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -302,7 +302,7 @@ def recommend(
     timings["measure"] = time.perf_counter() - start
 
     by_task = {id(r.kernel.task): r for r in ranked}
-    choices = [KernelChoice(task, by_task.get(id(task)), None) for task in tasks]
+    choices = [KernelChoice(k.task, by_task.get(id(k.task)), None, k.candidates) for k in kernels]
     start = time.perf_counter()
     choose(choices, target, remote)
     timings["check"] = time.perf_counter() - start
