@@ -17,15 +17,15 @@ import shutil
 import statistics
 import tempfile
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import NamedTuple
 
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
-from ..core.interrupts import ignore_ctrl_c
 from ..core.targets import RemoteDevice
 from .verify import check_builds
-from .workers import run_jobs
+from .workers import cached_for_the_run, end_with_the_run, init_worker, run_jobs
 
 EVALUATOR = ms.runner.EvaluatorConfig(
     number=3, repeat=3, min_repeat_ms=50, enable_cpu_cache_flush=False
@@ -94,35 +94,69 @@ def make_builder(
     """MetaSchedule's builder for tuning (``collect``), building as ``build_all`` does.
 
     Cached: constructing a MetaSchedule builder or runner spawns a worker for a sanity check,
-    about 5.5 s each here, which was a third of the cost of timing a batch of 32.
+    about 5.5 s each here, which was a third of the cost of timing a batch of 32. The builder
+    keeps no worker between batches: it starts and ends a pool for each.
     """
     return ms.builder.LocalBuilder(
         max_workers=max_workers,
         timeout_sec=BUILD_TIMEOUT_S,
         f_build=build_without_intrin_import,
         f_export=export_object_archive if remote is not None else export_shared_library,
-        initializer=ignore_ctrl_c,
+        initializer=init_worker,
     )
 
 
-@functools.cache
+@cached_for_the_run
 def make_runner(
     remote: RemoteDevice | None = None, evaluator: ms.runner.EvaluatorConfig = EVALUATOR
 ) -> ms.runner.Runner:
-    """A local runner, or an RPC runner that asks the tracker for a device with ``remote.key``."""
+    """A local runner, or an RPC runner that asks the tracker for a device with ``remote.key``.
+
+    Cached as ``make_builder`` is; the runner's worker lives for the run and ends with it
+    (``workers.shutdown_workers``).
+    """
     if remote is None:
-        return ms.runner.LocalRunner(
-            evaluator_config=evaluator, timeout_sec=RUN_TIMEOUT_S, initializer=ignore_ctrl_c
+        runner = ms.runner.LocalRunner(
+            evaluator_config=evaluator, timeout_sec=RUN_TIMEOUT_S, initializer=init_worker
         )
-    config = ms.runner.RPCConfig(
-        tracker_host=remote.host,
-        tracker_port=remote.port,
-        tracker_key=remote.key,
-        session_timeout_sec=RUN_TIMEOUT_S * 4,
-    )
-    return ms.runner.RPCRunner(
-        rpc_config=config, evaluator_config=evaluator, initializer=ignore_ctrl_c
-    )
+    else:
+        config = ms.runner.RPCConfig(
+            tracker_host=remote.host,
+            tracker_port=remote.port,
+            tracker_key=remote.key,
+            session_timeout_sec=RUN_TIMEOUT_S * 4,
+        )
+        runner = ms.runner.RPCRunner(
+            rpc_config=config, evaluator_config=evaluator, initializer=init_worker
+        )
+    end_with_the_run(runner.pool)
+    return runner
+
+
+class Stage(StrEnum):
+    """Where a candidate's path ended: ``OK``, or the step that failed, in the order a candidate
+    passes them. Datasets store a stage by its position (``code``), so new stages go last."""
+
+    OK = "ok"
+    APPLY = "apply"  # the trace does not replay on the workload (see ``transfer.apply``)
+    BUILD = "build"
+    VERIFY = "verify"  # outputs differ from the unscheduled kernel's, or the check crashed
+    RUN = "run"
+
+    @property
+    def code(self) -> int:
+        return list(Stage).index(self)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a candidate has no time: the stage that failed and TVM's message."""
+
+    stage: Stage
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.stage}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -130,12 +164,16 @@ class Measurement:
     """One candidate's outcome: ``run_s`` is the median of the repeats, in seconds."""
 
     run_s: float | None
-    stage: str  # "ok", or where it failed: "build", "verify", "run"
+    stage: Stage
     error: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.stage == "ok"
+        return self.stage is Stage.OK
+
+    @property
+    def failure(self) -> Failure | None:
+        return None if self.ok else Failure(self.stage, self.error or "")
 
 
 def arg_specs(mod: tvm.IRModule) -> tuple[list, list]:
@@ -181,9 +219,10 @@ def measure(
     try:
         for i, ((g, _), b) in enumerate(zip(jobs, cands)):
             if b.error_msg:
-                results[i] = Measurement(None, "build", _short(b.error_msg))
+                results[i] = Measurement(None, Stage.BUILD, _short(b.error_msg))
             elif refs[g].error_msg:
-                results[i] = Measurement(None, "build", "the unscheduled workload does not build")
+                why = "the unscheduled workload does not build"
+                results[i] = Measurement(None, Stage.BUILD, why)
         pending = [i for i, r in enumerate(results) if r is None and not is_reference[i]]
         checks = check_builds(
             [(cands[i].artifact_path, refs[jobs[i][0]].artifact_path) for i in pending],
@@ -192,11 +231,11 @@ def measure(
         )
         for i, check in zip(pending, checks):
             if not check.ok:
-                results[i] = Measurement(None, "verify", check.error)
+                results[i] = Measurement(None, Stage.VERIFY, check.error)
         pending = [i for i, r in enumerate(results) if r is None]
         if not timed:
             for i in pending:
-                results[i] = Measurement(None, "ok")
+                results[i] = Measurement(None, Stage.OK)
             pending = []
         for evaluator, references in ((EVALUATOR, False), (REFERENCE_EVALUATOR, True)):
             chosen = [i for i in pending if is_reference[i] == references]
@@ -222,8 +261,8 @@ def measure(
 
 def _timing(outcome: ms.runner.RunnerResult) -> Measurement:
     if outcome.error_msg or not outcome.run_secs:
-        return Measurement(None, "run", _short(outcome.error_msg or "no timing"))
-    return Measurement(statistics.median(float(s) for s in outcome.run_secs), "ok")
+        return Measurement(None, Stage.RUN, _short(outcome.error_msg or "no timing"))
+    return Measurement(statistics.median(float(s) for s in outcome.run_secs), Stage.OK)
 
 
 def _short(message: str) -> str:
