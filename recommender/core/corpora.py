@@ -121,7 +121,11 @@ def _vendor(cpu: str) -> str:
 
 
 def choose(
-    target: tvm.target.Target, explicit: str | Path | None = None, *, writing: bool = False
+    target: tvm.target.Target,
+    explicit: str | Path | None = None,
+    *,
+    writing: bool = False,
+    base: Path = CORPORA,
 ) -> Choice:
     """The corpus for ``target`` (see the module docstring for the order). ``writing``: for
     commands that measure into it (collect, dataset build), only the target's own CPU will do;
@@ -131,12 +135,12 @@ def choose(
     arch = triple.split("-")[0]
     given = explicit or os.environ.get("RECOMMENDER_HOME")
     if given:
-        return _given(given, cpu, "--corpus" if explicit else "RECOMMENDER_HOME", writing)
+        return _given(given, cpu, "--corpus" if explicit else "RECOMMENDER_HOME", writing, base)
     if writing:
-        home = CORPORA / cpu
+        home = base / cpu
         corpus = Corpus.read(home) or Corpus(cpu, home, cpu, arch, (), None, 0, False)
         return Choice(corpus, f"the corpus of this target's CPU ({cpu})", exact=True)
-    corpora = find_corpora()
+    corpora = find_corpora(base)
     for corpus in corpora:
         if corpus.cpu == cpu and corpus.arch == arch:
             return Choice(corpus, f"tuned on this target's CPU ({cpu})", exact=True)
@@ -146,7 +150,7 @@ def choose(
             f"no corpus for {arch} (target CPU {cpu}); corpora here: "
             + (", ".join(f"{c.name} ({c.cpu}, {c.arch})" for c in corpora) or "none")
             + f"; tune one on the device with `{TUNE_HERE} --rpc HOST:PORT:KEY`",
-            path=CORPORA,
+            path=base,
         )
     best = max(same_arch, key=lambda c: (closeness(cpu, c.cpu), _vendor(c.cpu) == _vendor(cpu)))
     why = (
@@ -156,12 +160,12 @@ def choose(
     return Choice(best, why, exact=False)
 
 
-def _given(given: str | Path, cpu: str, how: str, writing: bool) -> Choice:
+def _given(given: str | Path, cpu: str, how: str, writing: bool, base: Path) -> Choice:
     path = Path(given).expanduser()
-    if not path.is_dir() and (CORPORA / str(given)).is_dir():
-        path = CORPORA / str(given)
+    if not path.is_dir() and (base / str(given)).is_dir():
+        path = base / str(given)
     if not path.is_dir() and not writing:  # a corpus to measure into is made where it is given
-        names = ", ".join(c.name for c in find_corpora()) or "none"
+        names = ", ".join(c.name for c in find_corpora(base)) or "none"
         raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
     corpus = Corpus.read(path) or Corpus(path.name, path, cpu, "", (), None, 0, False)
     return Choice(corpus, f"given by {how}", exact=corpus.cpu == cpu)

@@ -1,0 +1,85 @@
+"""Which corpus a command uses: the target CPU's own, else the closest of its architecture,
+else an error; --corpus and RECOMMENDER_HOME override. The fake corpora here are provenances."""
+
+import json
+
+import pytest
+import tvm
+
+from recommender.cli.main import main
+from recommender.core.corpora import choose, closeness, find_corpora
+from recommender.core.errors import InputError
+
+
+def llvm(cpu: str, triple: str = "") -> tvm.target.Target:
+    config = {"kind": "llvm", "mcpu": cpu, "num-cores": 2}
+    return tvm.target.Target(config | ({"mtriple": triple} if triple else {}))
+
+
+def fake_corpus(base, name, cpu, arch="x86_64", networks=("resnet18",)):
+    for network in networks:
+        log = base / name / "datasets" / "logs" / network
+        log.mkdir(parents=True)
+        provenance = {
+            "network": network,
+            "target_key": {"kind": "llvm", "mtriple": "", "mcpu": cpu, "num-cores": 2},
+            "machine": {"cpu": cpu, "arch": arch},
+            "budget": {"trials_per_task": 64},
+        }
+        (log / "provenance.json").write_text(json.dumps(provenance))
+    return base / name
+
+
+@pytest.fixture
+def base(tmp_path, monkeypatch):
+    monkeypatch.delenv("RECOMMENDER_HOME", raising=False)
+    fake_corpus(tmp_path, "znver3", "znver3", networks=("resnet18", "vgg16"))
+    fake_corpus(tmp_path, "rocketlake", "rocketlake")
+    fake_corpus(tmp_path, "a72", "cortex-a72", arch="aarch64")
+    return tmp_path
+
+
+def test_corpora_are_described_from_their_logs(base):
+    found = {c.name: c for c in find_corpora(base)}
+    assert set(found) == {"znver3", "rocketlake", "a72"}
+    assert found["znver3"].cpu == "znver3" and found["znver3"].networks == ("resnet18", "vgg16")
+    assert found["a72"].arch == "aarch64" and not found["a72"].has_model
+
+
+def test_the_target_cpus_own_corpus_wins(base):
+    choice = choose(llvm("rocketlake"), base=base)
+    assert choice.corpus.name == "rocketlake" and choice.exact
+
+
+def test_without_one_the_closest_cpu_of_the_architecture_serves(base):
+    assert closeness("znver4", "znver3") > closeness("znver4", "rocketlake")
+    choice = choose(llvm("znver4"), base=base)
+    assert choice.corpus.name == "znver3" and not choice.exact
+    assert "closest" in choice.why and "znver4" in choice.why
+
+
+def test_another_architecture_is_an_error_that_says_how_to_tune_one(base):
+    target = llvm("neoverse-n1", "aarch64-linux-gnu")
+    assert choose(target, base=base).corpus.name == "a72"  # aarch64 has one
+    with pytest.raises(InputError, match="rebuild_corpus"):
+        choose(llvm("pwr9", "powerpc64le-linux-gnu"), base=base)
+
+
+def test_an_explicit_corpus_or_recommender_home_overrides(base, monkeypatch):
+    assert choose(llvm("znver4"), "rocketlake", base=base).corpus.name == "rocketlake"
+    monkeypatch.setenv("RECOMMENDER_HOME", str(base / "rocketlake"))
+    assert choose(llvm("znver3"), base=base).why == "given by RECOMMENDER_HOME"
+    with pytest.raises(InputError, match="no corpus 'nope'; corpora here: a72, rocketlake"):
+        choose(llvm("znver3"), "nope", base=base)
+
+
+def test_measuring_commands_write_to_the_target_cpus_own_corpus(base):
+    choice = choose(llvm("znver4"), writing=True, base=base)
+    assert choice.corpus.root == base / "znver4" and choice.exact
+
+
+def test_the_corpora_command_lists_them_and_the_hosts_choice(capsys):
+    assert main(["corpora", "--json", "--target", "llvm -mcpu=rocketlake -num-cores=2"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {"znver3", "rocketlake"} <= {c["name"] for c in listed["corpora"]}
+    assert listed["chosen"] == "rocketlake" and listed["target_cpu"] == "rocketlake"
