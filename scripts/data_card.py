@@ -20,7 +20,7 @@ from collections import Counter
 import numpy as np
 import tvm
 
-from recommender.core import paths
+from recommender.core import corpora, paths
 from recommender.core.targets import host_target
 from recommender.evaluate import endtoend
 from recommender.learn.dataset import dataset_provenance, load_dataset
@@ -66,8 +66,10 @@ def end_to_end(log: TuningLog, name: str, target: tvm.target.Target) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--time", action="store_true", help="measure end-to-end latencies")
+    parser.add_argument("--corpus", default=None, help="corpus name or path (default: chosen)")
     args = parser.parse_args()
     target = host_target()
+    paths.use_corpus(corpora.choose(target, args.corpus).corpus.root)
     rows = []
     first = None
     for name in zoo_names():
