@@ -1,7 +1,7 @@
-"""Write the data cards of the shipped tuning logs and transfer-benefit dataset:
-datasets/logs/README.md and datasets/transfer/README.md.
+"""Write the data cards of a corpus's tuning logs and transfer-benefit dataset:
+CORPUS/datasets/logs/README.md and CORPUS/datasets/transfer/README.md.
 
-    python scripts/data_card.py [--time]
+    python scripts/data_card.py [--time] [--corpus NAME]
 
 Logs, per network: tasks, budget, records, failures, tuning time, dates; with ``--time`` also
 the untuned and MetaSchedule-tuned end-to-end latency, measured interleaved on this machine (the
