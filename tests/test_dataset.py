@@ -10,7 +10,7 @@ from tiny import conv_net
 
 from recommender.core.errors import InputError
 from recommender.learn.dataset import build_dataset
-from recommender.learn.features import FEATURE_NAMES
+from recommender.learn.features import FEATURE_NAMES, SCHEMA_VERSION
 from recommender.learn.kernel_data import STATUSES, KernelData
 
 
@@ -80,7 +80,7 @@ def test_another_schema_or_target_is_refused(dataset, tmp_path, target):
         status=data.status,
         meta=json.dumps({"schema": 0}),
     )
-    with pytest.raises(InputError, match="feature schema 0, expected 1"):
+    with pytest.raises(InputError, match=f"feature schema 0, expected {SCHEMA_VERSION}"):
         KernelData.load(stale)
     copy = tmp_path / "copy"
     shutil.copytree(directory, copy)

@@ -10,6 +10,7 @@ from recommender.core.errors import InputError
 from recommender.learn import cost_models
 from recommender.learn.dataset import load_dataset
 from recommender.learn.evaluation import leave_one_model_out, mean_metrics
+from recommender.learn.features import FEATURE_NAMES
 from recommender.learn.training import train, training_set
 
 SMALL_XGB = ("xgb", {"n_estimators": 60, "max_depth": 4})
@@ -17,7 +18,7 @@ SMALL_XGB = ("xgb", {"n_estimators": 60, "max_depth": 4})
 
 def test_labels_are_throughput_relative_to_the_best_known_time(tiny_dataset):
     data = training_set(load_dataset(tiny_dataset))
-    assert data.groups == 6 and data.X.shape == (len(data.y), 362)
+    assert data.groups == 6 and data.X.shape == (len(data.y), len(FEATURE_NAMES))
     for group, kernel in enumerate(data.kernels):
         rows = data.rows(group)
         ok = ~data.failed[rows]

@@ -171,9 +171,19 @@ def _given(given: str | Path, cpu: str, how: str, writing: bool, base: Path) -> 
     return Choice(corpus, f"given by {how}", exact=corpus.cpu == cpu)
 
 
+_WARNED: set[tuple[str, str]] = set()  # (corpus CPU, target CPU) pairs this command warned of
+
+
+def already_warned(tuned_for: str, cpu: str) -> bool:
+    """Whether this command said already that it uses ``tuned_for``'s data on ``cpu``: the logs
+    and the model then say so at INFO level, so that a command warns once."""
+    return (tuned_for, cpu) in _WARNED
+
+
 def warn_if_other_cpu(choice: Choice, cpu: str) -> None:
     """One warning when the corpus was tuned on another CPU than the target's."""
     if not choice.exact and choice.corpus.networks:
+        _WARNED.add((choice.corpus.cpu, cpu))
         logger.warning(
             "corpus %s was tuned on %s, not on this target's %s: its schedules are checked "
             "and timed here, but were the fastest there, and its model ranks by its timings. "

@@ -25,6 +25,7 @@ import tvm
 import xgboost
 from sklearn.ensemble import HistGradientBoostingRegressor
 
+from ..core.corpora import already_warned
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
 from .features import FEATURE_NAMES, SCHEMA_VERSION
@@ -324,12 +325,11 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
             raise InputError(
                 f"trained for target {trained_for}, not {target_key(target)}", path=meta_path
             )
-        logger.info(
+        cpus = (trained_for.get("mcpu") or "no -mcpu", str(target.attrs.get("mcpu", "no -mcpu")))
+        (logger.info if already_warned(*cpus) else logger.warning)(
             "%s: trained on timings of %s, ranks for %s: train one on logs of this CPU "
             "(`recommender dataset build`, `recommender train`) to rank better",
-            meta_path,
-            trained_for.get("mcpu") or "no -mcpu",
-            target.attrs.get("mcpu", "no -mcpu"),
+            *(meta_path, *cpus),
         )
     ranker = create(kind, **metadata["params"])
     ranker.booster_ = _load_booster(xgboost.XGBRanker(), directory / "ranker.json")

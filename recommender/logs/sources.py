@@ -17,6 +17,7 @@ from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
 from ..core import paths
+from ..core.corpora import already_warned
 from ..core.errors import InputError
 from ..core.targets import same_cpu
 from ..tasks.workload import KernelClass, WorkloadDescriptor, describe, kernel_class
@@ -167,7 +168,9 @@ def load_sources(
                 )
         logger.info("%s: %d source workloads", model, len(by_workload))
     if other_cpus:
-        logger.info(
+        cpu = str(target.attrs.get("mcpu", ""))
+        quiet = all(already_warned(tuned, cpu) for tuned in other_cpus)
+        (logger.info if quiet else logger.warning)(
             "source logs tuned for another CPU than %s (%s): their schedules are timed on the "
             "target, but may be slower than ones tuned for it (scripts/rebuild_corpus.py tunes "
             "the corpus for it)",

@@ -228,6 +228,8 @@ def choose(
     pending = []
     for choice in choices:
         if choice.ranked is None:
+            if not choice.pool:
+                choice.how = "untuned: no same-class source schedule"
             continue
         choice.untuned_s = choice.ranked.kernel.untuned_s
         timed = choice.ranked.timed
