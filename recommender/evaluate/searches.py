@@ -125,23 +125,7 @@ def search(
     network = load()
     sources = load_sources(source_logs, target, top_n=method.top_n)
     if method.budget is None:
-        beside = [p for p in out_dir.parent.glob(f"*/{JOURNAL}") if p.parent != out_dir]
-        journal = Journal(out_dir / JOURNAL, target, beside)
-        run = transfer_tune(
-            network,
-            target,
-            sources,
-            remote=remote,
-            progress=progress,
-            journal=journal,
-            database_dir=out_dir,
-            levels=method.levels,
-        )
-        if keep_in is not None and method.sources == "all":
-            _keep_measurements(run, keep_in, families({network.name: network}))
-        report = summary(run, {})
-        timed = sum(c.run_s is not None for k in run.kernels for c in k.candidates)
-        report["candidates_timed"] = timed
+        report = _exhaustive(network, method, sources, target, out_dir, remote, progress, keep_in)
     else:
         try:
             model = model_for(network.name)
@@ -162,6 +146,27 @@ def search(
         report = recommendation_summary(result, {})
     report.update(method=method.to_json(), sources=names, source_records=sizes)
     write_json(report_path, report)
+    return report
+
+
+def _exhaustive(network, method, sources, target, out_dir, remote, progress, keep_in) -> dict:
+    """The paper's algorithm: every candidate timed, measurements journaled as they are made
+    (those of other exhaustive runs beside ``out_dir`` read, not timed again)."""
+    beside = [p for p in out_dir.parent.glob(f"*/{JOURNAL}") if p.parent != out_dir]
+    run = transfer_tune(
+        network,
+        target,
+        sources,
+        remote=remote,
+        progress=progress,
+        journal=Journal(out_dir / JOURNAL, target, beside),
+        database_dir=out_dir,
+        levels=method.levels,
+    )
+    if keep_in is not None and method.sources == "all":
+        _keep_measurements(run, keep_in, families({network.name: network}))
+    report = summary(run, {})
+    report["candidates_timed"] = sum(c.run_s is not None for k in run.kernels for c in k.candidates)
     return report
 
 

@@ -189,39 +189,14 @@ def recommend_to_dir(
     every.want("recommended", out_dir)
     extra = {}
     if then_tune_trials:
-        warm_dir = out_dir / "then_tune"
-        summary = then_tune(
-            network,
-            result,
-            warm_dir,
-            then_tune_trials,
-            remote=remote,
-            population=population,
-            progress=progress,
+        extra["then_tune"] = _then_tune(
+            network, result, out_dir, then_tune_trials, remote, population, progress
         )
         wanted.append("then_tuned")
-        every.want("then_tuned", TuningLog.open(warm_dir, target=target).database())
-        curves, missing = compare_curves(network, target, warm_dir, paths.logs() / network.name)
-        plot_curves(curves, out_dir / "curves.png", f"{network.name}: estimated network time")
-        extra["then_tune"] = {
-            "log": str(warm_dir),
-            "status": summary.status,
-            "trials": summary.trials_before + summary.trials_this_run,
-            "wall_s": round(summary.wall_s, 1),
-            "curves": {k: [[round(t, 1), v] for t, v in c] for k, c in curves.items()},
-            "plot": str(out_dir / "curves.png"),
-            "curve_missing": missing,
-        }
+        every.want("then_tuned", TuningLog.open(out_dir / "then_tune", target=target).database())
     times = {}
     if is_host_compatible(target) and remote is None:
-        every.want("untuned")
-        builds = {name: every.get(name) for name in ["untuned", *wanted]}
-        reference = endtoend.ReferenceOutputs(builds["untuned"], network)
-        for name in wanted:
-            problem = reference.mismatch(builds[name])
-            if problem:
-                raise RecommenderError(f"{network.name}: the {name} build is wrong ({problem})")
-        times = endtoend.time_interleaved(builds, network)
+        times = _checked_times(every, wanted, network)
     else:
         result.notes.append("end-to-end timing runs on this host only: not timed for this target")
     library = every.export("recommended", out_dir / f"{network.name}.so")
@@ -236,3 +211,36 @@ def recommend_to_dir(
     )
     (out_dir / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     return report
+
+
+def _then_tune(network, result, out_dir, trials, remote, population, progress) -> dict:
+    """MetaSchedule on from the recommendation (resumable), and its curve beside MetaSchedule's
+    from-scratch one where the corpus has a comparable log."""
+    warm_dir = out_dir / "then_tune"
+    summary = then_tune(
+        network, result, warm_dir, trials, remote=remote, population=population, progress=progress
+    )
+    curves, missing = compare_curves(network, result.target, warm_dir, paths.logs() / network.name)
+    plot_curves(curves, out_dir / "curves.png", f"{network.name}: estimated network time")
+    return {
+        "log": str(warm_dir),
+        "status": summary.status,
+        "trials": summary.trials_before + summary.trials_this_run,
+        "wall_s": round(summary.wall_s, 1),
+        "curves": {k: [[round(t, 1), v] for t, v in c] for k, c in curves.items()},
+        "plot": str(out_dir / "curves.png"),
+        "curve_missing": missing,
+    }
+
+
+def _checked_times(every: endtoend.Builds, wanted: list[str], network: Network) -> dict:
+    """End-to-end times of the ``wanted`` builds and the untuned one, interleaved, after each
+    was checked against the untuned outputs (a wrong build is an error, never a number)."""
+    every.want("untuned")
+    builds = {name: every.get(name) for name in ["untuned", *wanted]}
+    reference = endtoend.ReferenceOutputs(builds["untuned"], network)
+    for name in wanted:
+        problem = reference.mismatch(builds[name])
+        if problem:
+            raise RecommenderError(f"{network.name}: the {name} build is wrong ({problem})")
+    return endtoend.time_interleaved(builds, network)
