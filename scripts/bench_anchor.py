@@ -28,6 +28,7 @@ from recommender.evaluate.searches import read_json, write_json
 from recommender.evaluate.workflows import load_cost_model
 from recommender.learn.feature_cache import FeatureCache
 from recommender.logs.sources import load_sources, log_dir, resolve_sources
+from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import families, load_zoo_network
 from recommender.recommend.report import recommendation_summary
 from recommender.recommend.search import Budget, recommend
@@ -77,7 +78,7 @@ def compare(name: str, target, out: Path, reports: dict[str, dict]) -> dict:
     builds.want("untuned")
     for variant in reports:
         builds.want(variant, out / variant)
-    builds.want(OWN_LOG, log_dir(name))
+    builds.want(OWN_LOG, TuningLog.open(log_dir(name)).path)  # opening unpacks the gzipped files
     builds.build_wanted()
     reference = endtoend.ReferenceOutputs(builds.get("untuned"), network)
     executables, wrong = {"untuned": builds.get("untuned")}, {}
