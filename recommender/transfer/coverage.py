@@ -38,9 +38,8 @@ class Gap(StrEnum):
 
 @dataclass(frozen=True)
 class KernelOutcome:
-    """What a search did with one kernel: its pool of candidates (None where the search kept
-    none: the recommender drops kernels without a candidate that applies), the chosen one,
-    and the untuned kernel's time in seconds."""
+    """What a search did with one kernel: its pool of candidates (None: not known), the chosen
+    one, and the untuned kernel's time in seconds."""
 
     task: Task
     pool: list[Candidate] | None
