@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..core import paths
@@ -67,7 +68,9 @@ def cmd_evaluate(args) -> int:
     from ..recommend.profiles import PROFILES
 
     networks, methods = _networks_and_methods(args)
-    target, _, _ = PROFILES[args.profile].settings(args.target, None, None)
+    profile = PROFILES[args.profile]
+    target, _, _ = profile.settings(args.target, None, None)
+    os.environ.update(profile.environment(target))
     remote = RemoteDevice.parse(args.rpc) if args.rpc else None
     if remote is not None:
         remote.check()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from .common import (
@@ -97,9 +98,11 @@ def cmd_recommend(args) -> int:
     from ..recommend.search import Budget
 
     given = Budget(top_k=args.top_k, trials=args.trials, seconds=args.budget)
-    target, budget, top_n = PROFILES[args.profile].settings(
+    profile = PROFILES[args.profile]
+    target, budget, top_n = profile.settings(
         args.target, given if given.to_json() else None, args.top_n
     )
+    os.environ.update(profile.environment(target))
     remote = RemoteDevice.parse(args.rpc) if args.rpc else None
     model = load_cost_model(args.model_dir, target)
     network = load_network(args.model)

@@ -7,7 +7,6 @@ Explicit options (``--target``, ``--top-k``/``--budget``/``--trials``, ``--top-n
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import tvm
@@ -26,16 +25,18 @@ class Profile:
     def settings(
         self, target_spec: str | None, budget: Budget | None, top_n: int | None
     ) -> tuple[tvm.target.Target, Budget, int]:
-        """The target, budget and ``top_n`` of a run: the options given, else the profile's.
-
-        Kernels timed on this host (in-process and in MetaSchedule's workers, which inherit
-        the environment) use ``num_cores`` threads; a remote device decides for itself.
-        """
+        """The target, budget and ``top_n`` of a run: the options given, else the profile's."""
         given = target_spec not in (None, "host")
         target = parse_target(target_spec, num_cores=None if given else self.num_cores)
-        if self.num_cores is not None:
-            os.environ["TVM_NUM_THREADS"] = str(int(target.attrs["num-cores"]))
         return target, budget or self.budget, top_n or self.top_n
+
+    def environment(self, target: tvm.target.Target) -> dict[str, str]:
+        """What the command sets in its environment: kernels timed on this host (in-process
+        and in MetaSchedule's workers, which inherit it) use the target's cores; a remote
+        device decides for itself."""
+        if self.num_cores is None:
+            return {}
+        return {"TVM_NUM_THREADS": str(int(target.attrs["num-cores"]))}
 
 
 PROFILES = {
