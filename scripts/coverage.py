@@ -41,7 +41,7 @@ def main() -> None:
         row = {}
         for label, levels in (("exact", (Level.EXACT,)), ("anchor", (Level.EXACT, Level.ANCHOR))):
             kernels = apply_candidates(tasks, others, target, levels=levels)
-            found = coverage(KernelOutcome(k.task, k.candidates, None) for k in kernels)
+            found = coverage(KernelOutcome(k.task, k.candidates, None) for k in kernels).to_json()
             row[label] = {
                 "applies": found["applies"],
                 "candidates": sum(len(k.candidates) for k in kernels),
