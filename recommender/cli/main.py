@@ -70,8 +70,10 @@ def _use_corpus(args: argparse.Namespace) -> None:
     target = parse_target(getattr(args, "target", None))
     writing = args.command in ("collect", "dataset")  # they measure on the corpus's CPU
     choice = corpora.choose(target, explicit=args.corpus, writing=writing)
-    paths.use_corpus(choice.corpus.root)
-    print(f"corpus: {choice.corpus.name} ({choice.why})", file=sys.stderr)
+    model = None if args.command == "train" else choice.model  # train writes the corpus's own
+    paths.use_corpus(choice.corpus.root, model)
+    shown = "" if model is None or model.parent.parent == choice.corpus.root else f"; model {model}"
+    print(f"corpus: {choice.corpus.name} ({choice.why}){shown}", file=sys.stderr)
     if hasattr(args, "target"):  # the others (train, evaluate-model) read the corpus as it is
         corpora.warn_if_other_cpu(choice, str(target.attrs.get("mcpu", "")))
     if getattr(args, "dataset", "") is None:

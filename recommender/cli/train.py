@@ -25,6 +25,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="model directory (default: the corpus's models/default)",
     )
     p.add_argument(
+        "--pool-with",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DATASET",
+        help="train on this dataset too (another CPU's corpus; repeatable): one model for several "
+        "CPUs, which ranked better than each CPU's own (docs/results/cross_cpu_models.json)",
+    )
+    p.add_argument(
         "--objective",
         choices=["rank:pairwise", "rank:ndcg"],
         help="XGBoost ranking objective (default rank:ndcg, which led the "
@@ -46,12 +55,19 @@ def cmd_train(args) -> int:
     from ..learn.dataset import dataset_provenance, load_dataset
     from ..learn.fit import fit_and_save
 
-    kernels = load_dataset(args.dataset, networks=args.networks or None)
-    target = parse_target(json.dumps(dataset_provenance(args.dataset)["target"]))
+    datasets = [args.dataset, *args.pool_with]
+    kernels = [k for d in datasets for k in load_dataset(d, networks=args.networks or None)]
+    targets = [dataset_provenance(d)["target"] for d in datasets]
     out = args.out or paths.default_model()
     options = {"objective": args.objective} if args.objective else {}
+    describe = {"directory": relative(args.dataset)}
+    if args.pool_with:
+        describe |= {
+            "pooled": [relative(d) for d in datasets],
+            "cpus": [t["mcpu"] for t in targets],
+        }
     model = fit_and_save(
-        kernels, out, target, describe={"directory": relative(args.dataset)}, **options
+        kernels, out, parse_target(json.dumps(targets[0])), describe=describe, **options
     )
     data = model.metadata["training_data"]
     result = {"model": str(out), "kernels": data["kernels"], "candidates": data["candidates"]}

@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 CORPORA = CHECKOUT / "corpora"
+POOLED_MODEL = CHECKOUT / "models" / "pooled"  # trained on every corpus: for CPUs without one
 ISA_PREFIXES = ("avx", "sse4", "fma", "amx", "neon", "sve")  # what `corpora` lists of a CPU
 TUNE_HERE = ".venv/bin/python scripts/rebuild_corpus.py"  # writes corpora/<this CPU>/
 
@@ -95,6 +96,15 @@ class Choice:
     corpus: Corpus
     why: str
     exact: bool  # tuned on the target's CPU
+
+    @property
+    def model(self) -> Path:
+        """The cost model to rank with: the corpus's own on its CPU; elsewhere the model trained
+        on every corpus, where there is one (it ranked better than each CPU's own model on both
+        CPUs measured, docs/results/cross_cpu_models.json)."""
+        if not self.exact and (POOLED_MODEL / "metadata.json").is_file():
+            return POOLED_MODEL
+        return self.corpus.root / "models" / "default"
 
 
 def find_corpora(base: Path = CORPORA) -> list[Corpus]:

@@ -11,12 +11,15 @@ CHECKOUT = Path(__file__).resolve().parent.parent.parent
 
 
 _IN_USE: list[Path] = []
+_MODEL: list[Path] = []
 
 
-def use_corpus(path: Path) -> None:
-    """Make ``path`` the corpus every default below refers to (the CLI chooses it per command
-    from its target, see ``corpora.choose``)."""
+def use_corpus(path: Path, model: Path | None = None) -> None:
+    """Make ``path`` the corpus every default below refers to, and ``model`` (default: the
+    corpus's own) the cost model (the CLI chooses both per command from its target, see
+    ``corpora.choose``)."""
     _IN_USE[:] = [path]
+    _MODEL[:] = [model] if model else []
 
 
 def root() -> Path:
@@ -49,7 +52,7 @@ def transfer() -> Path:
 
 
 def default_model() -> Path:
-    return root() / "models" / "default"
+    return _MODEL[0] if _MODEL else root() / "models" / "default"
 
 
 def cache_root() -> Path:
