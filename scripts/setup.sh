@@ -18,7 +18,7 @@ if [ "$installed" != "$wanted" ]; then
     pip -e ".[dev,zoo]"
     # torchvision's wheel pins a CUDA torch build; its model code runs on the CPU torch above
     pip --no-deps torchvision==0.28.0
-    .venv/bin/python -c "import recommender.torch_zoo"  # torchvision needs the shim there
+    .venv/bin/python -c "import recommender.networks.torch_zoo"  # torchvision needs the shim there
   else
     pip -e "."
   fi
