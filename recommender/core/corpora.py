@@ -196,8 +196,8 @@ def warn_if_other_cpu(choice: Choice, cpu: str) -> None:
         _WARNED.add((choice.corpus.cpu, cpu))
         logger.warning(
             "corpus %s was tuned on %s, not on this target's %s: its schedules are checked "
-            "and timed here, but were the fastest there, and its model ranks by its timings. "
-            "For the best results tune a corpus here: %s",
+            "and timed here, but were the fastest there. For the best results tune a corpus "
+            "here: %s",
             choice.corpus.name,
             choice.corpus.cpu,
             cpu,
