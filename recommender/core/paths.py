@@ -32,7 +32,8 @@ def root() -> Path:
     from .corpora import choose  # imports TVM: only when a corpus is needed
     from .targets import host_target
 
-    use_corpus(choose(host_target()).corpus.root)
+    choice = choose(host_target())
+    use_corpus(choice.corpus.root, choice.model)
     return _IN_USE[0]
 
 
