@@ -124,9 +124,9 @@ def cmd_recommend(args) -> int:
     else:
         print(recommendation_table(report))
         if "then_tune" in report:
-            print(
-                f"then-tune: {report['then_tune']['trials']} records; curves in "
-                f"{report['then_tune']['plot']}"
-            )
+            warm = report["then_tune"]
+            print(f"then-tune: {warm['trials']} records; curves in {warm['plot']}")
+            if warm["curve_missing"]:
+                print(f"  no from-scratch curve beside it: {warm['curve_missing']}")
         print(f"database, library and report.json in {args.out}")
     return 0
