@@ -1,10 +1,10 @@
 """Schedules across CPUs: the shipped corpus, tuned on another CPU, against tuning on this one.
 
-    python scripts/bench_cross_cpu.py MODEL --recommended DIR --log-here LOG [--json]
+    python scripts/bench_cross_cpu.py MODEL --recommended DIR --log-here LOG [--from NAME] [--json]
 
-Before: ``bash scripts/run.sh MODEL`` (the recommender's choice for this CPU from the shipped
-corpus, in ``out/MODEL``) and ``RECOMMENDER_HOME=H recommender collect MODEL`` (MetaSchedule
-tuned here; LOG is ``H/datasets/logs/MODEL``). Times in one interleaved run on this machine:
+Before: ``bash scripts/run.sh MODEL`` (the recommender's choice for this CPU from a corpus of
+another CPU, in ``out/MODEL``) and ``recommender collect MODEL`` (MetaSchedule tuned here; LOG
+is ``corpora/<this CPU>/datasets/logs/MODEL``). Times in one interleaved run on this machine:
 untuned; the recommender's choice; the network's own log from the shipped corpus, tuned on its
 CPU and replayed here; MetaSchedule tuned here; PyTorch eager when installed. Then how long
 MetaSchedule tuning here took to match the first two. Every build is checked against the
@@ -17,7 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
-from recommender.core import paths
+from recommender.core.corpora import CORPORA
 from recommender.core.targets import host_target
 from recommender.evaluate import endtoend
 from recommender.evaluate.baselines import MetaScheduleBuilds
@@ -32,11 +32,12 @@ def main() -> None:
     parser.add_argument("model", help="a zoo network")
     parser.add_argument("--recommended", type=Path, required=True, help="recommend's --out dir")
     parser.add_argument("--log-here", type=Path, required=True, help="a log tuned on this CPU")
+    parser.add_argument("--from", dest="corpus", default="znver3", help="the other CPU's corpus")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     args = parser.parse_args()
     target = host_target()
     network = load_zoo_network(args.model)
-    shipped = TuningLog.open(paths.CHECKOUT / "datasets" / "logs" / args.model)
+    shipped = TuningLog.open(CORPORA / args.corpus / "datasets" / "logs" / args.model)
     here = TuningLog.open(args.log_here, target=target)
     builds = endtoend.Builds(prepare(network.mod), target)
     tuned_here = MetaScheduleBuilds(network, builds.prepared, target, here, builds)
