@@ -16,6 +16,8 @@ from recommender.learn.features import FEATURE_NAMES
 
 RECOMMEND = ["recommend", "resnet18", "--out", "out"]
 COLLECT = ["collect", "resnet18"]
+TASKS = ["tasks", "model.onnx"]
+SHAPE = "must be NAME:DIMS with DIMS positive ints joined by 'x', e.g. image:1x3x224x224"
 NON_NEGATIVE_INT = "must be an int in the range [0, inf)"
 POSITIVE_INT = "must be an int in the range [1, inf)"
 POSITIVE_FLOAT = "must be a float in the range (0, inf)"
@@ -47,6 +49,11 @@ POSITIVE_FLOAT = "must be a float in the range (0, inf)"
         ),
         (["dataset", "build"], "--top-n", "0", f"{POSITIVE_INT}. Got 0 instead."),
         (["evaluate"], "--grid", "0", f"{POSITIVE_INT}. Got 0 instead."),
+        (TASKS, "--input-shape", "image", f"{SHAPE}. Got 'image' instead."),
+        (TASKS, "--input-shape", "image:1x0x8", f"{SHAPE}. Got 'image:1x0x8' instead."),
+        (TASKS, "--input-shape", ":1x3", f"{SHAPE}. Got ':1x3' instead."),
+        (COLLECT, "--input-shape", "x:1,3", f"{SHAPE}. Got 'x:1,3' instead."),
+        (TASKS, "--seq-len", "0", f"{POSITIVE_INT}. Got 0 instead."),
     ],
 )
 def test_a_bad_number_names_the_option_the_range_and_the_value(
@@ -65,6 +72,17 @@ def test_good_numbers_parse_to_their_types():
     assert args.budget == 0.5 and args.top_k is None and args.then_tune == 0
     args = _parser().parse_args([*COLLECT, "--minutes", "1.5", "--population", "16"])
     assert (args.minutes, args.population, args.trials_per_task) == (1.5, 16, 64)
+
+
+def test_input_shapes_parse_to_a_dict_and_an_input_named_twice_is_refused(capsys):
+    args = _parser().parse_args(
+        [*TASKS, "--input-shape", "image:1x3x224x224", "--input-shape", "input:0:1x8"]
+    )
+    assert args.input_shape == {"image": (1, 3, 224, 224), "input:0": (1, 8)}
+    assert _parser().parse_args(TASKS).input_shape == {}
+    with pytest.raises(SystemExit):
+        _parser().parse_args([*TASKS, "--input-shape", "x:1x3", "--input-shape", "x:2x3"])
+    assert "argument --input-shape: input 'x' is given twice" in capsys.readouterr().err
 
 
 def test_the_parser_imports_no_heavy_module():

@@ -1,15 +1,20 @@
-"""Networks come from the zoo, ONNX files, Relax JSON files; bad files get one clear error."""
+"""Networks come from the zoo, Hugging Face names, ONNX files, Relax JSON files; bad files and
+unimportable graphs get one clear error."""
 
 import gzip
 
 import numpy as np
 import onnx
 import pytest
+import torch
 from onnx import TensorProto, helper
+from tvm.relax.frontend.onnx import from_onnx
 
 from recommender.core.errors import InputError
 from recommender.core.targets import host_target
+from recommender.networks import huggingface
 from recommender.networks.frontends import load_network
+from recommender.networks.onnx_prepare import TORCH_EXPORT_HINT, check_static_shapes
 from recommender.tasks.extract import extract_tasks
 
 
@@ -74,3 +79,130 @@ def test_corrupt_model_files_are_named(tmp_path, name, content, message):
 def test_missing_model_file_is_named(tmp_path):
     with pytest.raises(InputError, match="model file not found"):
         load_network(str(tmp_path / "absent.onnx"))
+
+
+class ShuffleBlock(torch.nn.Module):
+    """ShuffleNetV2's block in small: a conv, ``chunk`` into two halves, one half through a
+    relu, then the channel shuffle. The legacy ONNX exporter writes ``chunk`` as a Slice whose
+    bounds are computed from the input's shape (Shape/Gather/Add/Div/Mul)."""
+
+    def __init__(self, groups: int = 2):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 8, 3, padding=1)
+        self.groups = groups
+
+    def forward(self, x):
+        left, right = self.conv(x).chunk(2, dim=1)
+        x = torch.cat((left, torch.relu(right)), dim=1)
+        b, c, h, w = x.size()
+        x = x.view(b, self.groups, c // self.groups, h, w).transpose(1, 2).contiguous()
+        return x.view(b, -1, h, w)
+
+
+def export_shuffle(path, *, dynamic_batch: bool = False):
+    torch.manual_seed(0)
+    axes = {"x": {0: "batch"}} if dynamic_batch else None
+    torch.onnx.export(
+        ShuffleBlock().eval(),
+        (torch.randn(1, 4, 8, 8),),
+        str(path),
+        input_names=["x"],
+        dynamic_axes=axes,
+        opset_version=17,
+        dynamo=False,
+    )
+    return path
+
+
+def test_a_computed_reshape_imports_once_shapes_are_folded(tmp_path):
+    path = export_shuffle(tmp_path / "shuffle.onnx")
+    raw = from_onnx(onnx.load(str(path)), keep_params_in_input=True)
+    with pytest.raises(InputError, match=r"shape known only at run time.*torch\.export"):
+        check_static_shapes(raw, path=path, hint=f"; {TORCH_EXPORT_HINT}")
+    network = load_network(str(path))
+    assert [(i.name, i.shape) for i in network.inputs] == [("x", (1, 4, 8, 8))]
+    assert len(extract_tasks(network, host_target(), cache=False)) >= 2
+
+
+def test_a_dynamic_batch_needs_input_shape(tmp_path):
+    path = export_shuffle(tmp_path / "shuffle.onnx", dynamic_batch=True)
+    with pytest.raises(
+        InputError,
+        match=r"input 'x' has a dynamic shape \(batch x 4 x 8 x 8\); pin it with "
+        r"--input-shape x:1x4x8x8",
+    ):
+        load_network(str(path))
+    network = load_network(str(path), input_shapes={"x": (2, 4, 8, 8)})
+    assert [(i.name, i.shape) for i in network.inputs] == [("x", (2, 4, 8, 8))]
+
+
+@pytest.mark.parametrize(
+    "shapes, message",
+    [
+        (
+            {"image": (1, 4, 8, 8)},
+            "names 'image', which is not an input of this model; its inputs: x",
+        ),
+        ({"x": (1, 4, 8)}, r"--input-shape x: expected 4 dimensions \(batch x 4 x 8 x 8\), got 3"),
+        ({"x": (1, 3, 8, 8)}, "--input-shape x: dimension 1 is fixed to 4 in the model, got 3"),
+    ],
+)
+def test_a_wrong_input_shape_is_named(tmp_path, shapes, message):
+    path = export_shuffle(tmp_path / "shuffle.onnx", dynamic_batch=True)
+    with pytest.raises(InputError, match=message):
+        load_network(str(path), input_shapes=shapes)
+
+
+def test_an_operator_tvm_lacks_is_named_with_node_and_opset(tmp_path):
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["y"]),
+            helper.make_node("Frobnicate", ["y"], ["z"], name="frob1"),
+        ],
+        "custom",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4])],
+    )
+    path = tmp_path / "custom.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    with pytest.raises(
+        InputError,
+        match=r"does not support operator 'Frobnicate' \(domain 'ai.onnx', opset 17\), "
+        r"used by node 'frob1'",
+    ):
+        load_network(str(path))
+
+
+def test_options_that_do_not_apply_are_refused(conv_json):
+    with pytest.raises(InputError, match="--input-shape applies to .onnx models"):
+        load_network(str(conv_json), input_shapes={"x": (1, 8, 16, 16)})
+    with pytest.raises(InputError, match="--seq-len applies to hf: models"):
+        load_network("resnet18", seq_len=64)
+
+
+TINY_BERT = (
+    "bert",
+    {
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "vocab_size": 128,
+    },
+)
+
+
+def test_a_tiny_transformers_configuration_imports(monkeypatch):
+    monkeypatch.setitem(huggingface.KNOWN, "tiny-bert", TINY_BERT)
+    network = load_network("hf:someorg/tiny-bert", seq_len=16)
+    assert network.name == "tiny-bert"
+    assert [(i.name, i.shape, i.dtype) for i in network.inputs] == [("input_ids", (1, 16), "int64")]
+    classes = {t.kernel_class.anchor for t in extract_tasks(network, host_target(), cache=False)}
+    assert "matmul" in " ".join(filter(None, classes))
+
+
+def test_unknown_hf_names_and_long_sequences_are_refused():
+    with pytest.raises(InputError, match="unknown Hugging Face model 'hf:bert-huge'.*hf:bert-base"):
+        load_network("hf:bert-huge")
+    with pytest.raises(InputError, match="--seq-len of hf:gpt2 must be at most 1024. Got 4096"):
+        load_network("hf:gpt2", seq_len=4096)

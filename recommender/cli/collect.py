@@ -9,6 +9,8 @@ from ..core import paths
 from .common import (
     add_command,
     format_table,
+    network_kwargs,
+    network_options,
     positive_float,
     positive_int,
     print_json,
@@ -21,7 +23,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub, "collect", cmd_collect, "tune networks with MetaSchedule into resumable logs"
     )
-    p.add_argument("models", nargs="+", help="zoo names or model files")
+    p.add_argument("models", nargs="+", help="zoo names, hf:NAME or model files")
+    network_options(p)
     target_options(p)
     p.add_argument(
         "--trials-per-task",
@@ -60,7 +63,7 @@ def cmd_collect(args) -> int:
     remote = RemoteDevice.parse(args.rpc) if args.rpc else None
     summaries = []
     for spec in args.models:
-        network = load_network(spec)
+        network = load_network(spec, **network_kwargs(args))
         work_dir = paths.logs() / network.name if args.out is None else args.out / network.name
         summary = collect(
             network,

@@ -94,7 +94,59 @@ def target_options(p: argparse.ArgumentParser) -> None:
 
 
 def model_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="zoo name, or a .onnx / .json[.gz] Relax / .pt2 file")
+    p.add_argument("model", help="zoo name, hf:NAME, or a .onnx / .json[.gz] Relax / .pt2 file")
+    network_options(p)
+
+
+def network_options(p: argparse.ArgumentParser) -> None:
+    """How a model is imported: ONNX input shapes, a Hugging Face sequence length."""
+    p.add_argument(
+        "--input-shape",
+        type=input_shape,
+        action=_InputShapes,
+        default={},
+        metavar="NAME:1x3x224x224",
+        help="fix the shape of an ONNX input (repeatable); every input with a dynamic "
+        "dimension needs one",
+    )
+    p.add_argument(
+        "--seq-len",
+        type=positive_int,
+        default=None,
+        help="sequence length of an hf: model (default 128)",
+    )
+
+
+def network_kwargs(args: argparse.Namespace) -> dict:
+    """The keyword arguments of ``load_network`` that ``network_options`` parsed."""
+    return {"input_shapes": args.input_shape, "seq_len": args.seq_len}
+
+
+def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """``--input-shape NAME:DIMS``, DIMS positive ints joined by ``x`` (the name may hold ':')."""
+    name, _, dims = text.rpartition(":")
+    try:
+        shape = tuple(int(d) for d in dims.split("x"))
+    except ValueError:
+        shape = ()
+    if not name or not shape or min(shape) < 1:
+        raise argparse.ArgumentTypeError(
+            "must be NAME:DIMS with DIMS positive ints joined by 'x', e.g. image:1x3x224x224. "
+            f"Got {text!r} instead."
+        )
+    return name, shape
+
+
+class _InputShapes(argparse.Action):
+    """Collects repeated ``--input-shape`` into a dict; naming one input twice is an error."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        name, shape = values
+        shapes = dict(getattr(namespace, self.dest))
+        if name in shapes:
+            parser.error(f"argument {option_string}: input {name!r} is given twice")
+        shapes[name] = shape
+        setattr(namespace, self.dest, shapes)
 
 
 def rpc_option(p: argparse.ArgumentParser) -> None:

@@ -6,7 +6,14 @@ import argparse
 from pathlib import Path
 
 from ..core import paths
-from .common import add_command, format_table, model_argument, print_json, target_options
+from .common import (
+    add_command,
+    format_table,
+    model_argument,
+    network_kwargs,
+    print_json,
+    target_options,
+)
 
 HEADER = [
     "network",
@@ -52,7 +59,7 @@ def cmd_compare(args) -> int:
     from ..networks.frontends import load_network
 
     target = parse_target(args.target)
-    network = load_network(args.model)
+    network = load_network(args.model, **network_kwargs(args))
     log = args.log or paths.logs() / network.name
     row = compare_with_metaschedule(network, target, args.transfer, log)
     if args.json:

@@ -9,6 +9,7 @@ from pathlib import Path
 from .common import (
     add_command,
     model_argument,
+    network_kwargs,
     non_negative_int,
     positive_float,
     positive_int,
@@ -105,7 +106,7 @@ def cmd_recommend(args) -> int:
     os.environ.update(profile.environment(target))
     remote = RemoteDevice.parse(args.rpc) if args.rpc else None
     model = load_cost_model(args.model_dir, target)
-    network = load_network(args.model)
+    network = load_network(args.model, **network_kwargs(args))
     report = recommend_to_dir(
         network,
         target,

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from .common import add_command, format_table, model_argument, print_json, target_options
+from .common import (
+    add_command,
+    format_table,
+    model_argument,
+    network_kwargs,
+    print_json,
+    target_options,
+)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +29,7 @@ def cmd_tasks(args) -> int:
     from ..tasks.extract import extract_tasks
 
     target = parse_target(args.target)
-    network = load_network(args.model)
+    network = load_network(args.model, **network_kwargs(args))
     tasks = extract_tasks(network, target)
     if args.json:
         every = [{**t.to_json(), "anchor_class": t.kernel_class.anchor} for t in tasks]

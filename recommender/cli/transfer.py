@@ -8,6 +8,7 @@ from pathlib import Path
 from .common import (
     add_command,
     model_argument,
+    network_kwargs,
     positive_int,
     print_json,
     rpc_option,
@@ -55,7 +56,7 @@ def cmd_transfer_tune(args) -> int:
     from ..transfer.report import table
 
     target = parse_target(args.target)
-    network = load_network(args.model)
+    network = load_network(args.model, **network_kwargs(args))
     report = transfer_tune_to_dir(
         network,
         target,

@@ -1,24 +1,60 @@
-"""Networks into Relax: a zoo name, an ONNX file, a Relax JSON file or a torch ExportedProgram."""
+"""Networks into Relax: a zoo name, a Hugging Face name, an ONNX file, a Relax JSON file or a
+torch ExportedProgram."""
 
 from __future__ import annotations
 
 import gzip
+from collections.abc import Mapping
 from pathlib import Path
 
 import tvm
 from tvm import relax
 
 from ..core.errors import InputError
+from . import huggingface
 from .network import Network, bind_random_weights, inputs_of
 from .zoo import load_zoo_network, zoo_index
 
 
-def load_network(spec: str, *, seed: int = 0) -> Network:
-    """Load what the user named: a zoo model, or a ``.onnx``, ``.json[.gz]`` or ``.pt2`` file.
+def load_network(
+    spec: str,
+    *,
+    seed: int = 0,
+    input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+    seq_len: int | None = None,
+) -> Network:
+    """Load what the user named: a zoo model, ``hf:NAME``, or a ``.onnx``, ``.json[.gz]`` or
+    ``.pt2`` file.
 
     Weight parameters left unbound (``num_input`` set) get seeded random values: schedules
     depend on shapes, not on weights.
+
+    Parameters
+    ----------
+    spec : str
+        Zoo name, ``hf:NAME`` (see ``huggingface.KNOWN``) or a model file.
+    seed : int
+        Seed of the random weights.
+    input_shapes : mapping of input name to shape, optional
+        ``--input-shape``: pins the inputs of an ONNX model (needed for dynamic dimensions).
+    seq_len : int, optional
+        ``--seq-len``: the sequence length of an ``hf:`` model (default 128).
+
+    Raises
+    ------
+    InputError
+        Unknown name, unreadable file, an option that does not apply, or a failed import.
     """
+    is_onnx = spec.endswith(".onnx")
+    if input_shapes and not is_onnx:
+        raise InputError(f"--input-shape applies to .onnx models; {spec} has fixed shapes")
+    if seq_len is not None and not huggingface.is_hf_name(spec):
+        raise InputError(f"--seq-len applies to hf: models, not to {spec}")
+    if huggingface.is_hf_name(spec):
+        program = huggingface.export_program(spec, seq_len=seq_len or huggingface.DEFAULT_SEQ_LEN)
+        mod = _relax_from_program(program, source=spec)
+        name = huggingface.known_name(spec)
+        return Network(name=name, mod=bind_random_weights(mod, seed), inputs=inputs_of(mod))
     if spec in zoo_index():
         return load_zoo_network(spec, seed=seed)
     path = Path(spec)
@@ -30,8 +66,10 @@ def load_network(spec: str, *, seed: int = 0) -> Network:
         )
     name = path.name.split(".")[0]
     suffixes = "".join(path.suffixes[-2:])
-    if path.suffix == ".onnx":
-        mod = _from_onnx(path)
+    if is_onnx:
+        from .onnx_prepare import onnx_to_relax
+
+        mod = onnx_to_relax(path, input_shapes or {})
     elif suffixes in (".json", ".json.gz") or path.suffix == ".json":
         mod = _from_relax_json(path)
     elif path.suffix == ".pt2":
@@ -44,21 +82,6 @@ def load_network(spec: str, *, seed: int = 0) -> Network:
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
         raise InputError("the Relax module has no 'main' function", path=path)
     return Network(name=name, mod=bind_random_weights(mod, seed), inputs=inputs_of(mod))
-
-
-def _from_onnx(path: Path) -> tvm.IRModule:
-    import onnx
-    from tvm.relax.frontend.onnx import from_onnx
-
-    try:
-        model = onnx.load(str(path))
-    except Exception as err:  # onnx raises DecodeError and others for a bad file
-        raise InputError(f"not a readable ONNX file ({err})", path=path) from None
-    try:
-        mod = from_onnx(model, keep_params_in_input=True)
-    except Exception as err:  # an op TVM lacks, a dynamic shape, ...
-        raise InputError(f"TVM cannot import this ONNX model: {err}", path=path) from None
-    return relax.frontend.detach_params(mod)[0]
 
 
 def _from_relax_json(path: Path) -> tvm.IRModule:
@@ -76,12 +99,21 @@ def _from_relax_json(path: Path) -> tvm.IRModule:
 def _from_exported_program(path: Path) -> tvm.IRModule:
     try:
         import torch
-        from tvm.relax.frontend.torch import from_exported_program
     except ImportError:
         raise InputError("loading .pt2 needs torch: pip install '.[zoo]'", path=path) from None
     try:
         program = torch.export.load(str(path))
+    except Exception as err:  # torch raises many types for a bad file
+        raise InputError(f"not a readable ExportedProgram ({err})", path=path) from None
+    return _relax_from_program(program, source=path)
+
+
+def _relax_from_program(program, *, source: str | Path) -> tvm.IRModule:
+    """A torch ``ExportedProgram`` -> weight-less Relax (weights become ``main``'s parameters)."""
+    from tvm.relax.frontend.torch import from_exported_program
+
+    try:
         mod = from_exported_program(program, keep_params_as_input=True)
-    except Exception as err:  # torch and the TVM frontend raise many types
-        raise InputError(f"cannot import this ExportedProgram: {err}", path=path) from None
+    except Exception as err:  # the TVM frontend raises many types
+        raise InputError(f"TVM cannot import this ExportedProgram: {err}", path=source) from None
     return relax.frontend.detach_params(mod)[0]

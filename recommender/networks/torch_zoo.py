@@ -7,20 +7,15 @@ input shape, interleaved with TVM's builds. Importing this module needs the ``zo
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-# torchvision's compiled ops are a CUDA build that cannot load here; the model code never calls
-# them, but importing torchvision registers fake kernels for these two schemas.
-for _schema in ("nms", "qnms"):
-    with contextlib.suppress(RuntimeError):  # already defined by a working torchvision build
-        torch.library.define(
-            f"torchvision::{_schema}", "(Tensor dets, Tensor scores, float iou_threshold) -> Tensor"
-        )
+from .torch_compat import define_torchvision_schemas
+
+define_torchvision_schemas()
 
 import torchvision  # noqa: E402
 import transformers  # noqa: E402
