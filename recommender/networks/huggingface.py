@@ -81,6 +81,17 @@ def export_program(spec: str, *, seq_len: int = DEFAULT_SEQ_LEN) -> torch.export
 
     Its one input is ``input_ids`` of shape ``(1, seq_len)``; its output the last hidden state.
     """
+    model, ids = torch_module(spec, seq_len=seq_len)
+    import torch
+
+    with torch.no_grad():
+        return torch.export.export(model, (ids,))
+
+
+def torch_module(
+    spec: str, *, seq_len: int = DEFAULT_SEQ_LEN
+) -> tuple[torch.nn.Module, torch.Tensor]:
+    """The model ``spec`` in inference mode (seeded random weights) and its ``input_ids``."""
     name = known_name(spec)
     try:
         import torch
@@ -99,8 +110,7 @@ def export_program(spec: str, *, seq_len: int = DEFAULT_SEQ_LEN) -> torch.export
     torch.manual_seed(0)
     model = _last_hidden_state(transformers.AutoModel.from_config(config), torch)
     ids = torch.randint(0, min(config.vocab_size, 1000), (1, seq_len), dtype=torch.int64)
-    with torch.no_grad():
-        return torch.export.export(model, (ids,))
+    return model, ids
 
 
 def _last_hidden_state(model, torch) -> torch.nn.Module:
