@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -157,8 +158,10 @@ def work(network: str, route: str, out: Path) -> None:
 
 
 def _reason(err: BaseException) -> str:
+    """The first line, without the temporary folder the model file was exported to."""
     lines = [line for line in str(err).splitlines() if line.strip()]
-    return f"{type(err).__name__}: {lines[0][:400] if lines else ''}"
+    first = re.sub(r"/tmp/tmp\w+/", "", lines[0][:400]) if lines else ""
+    return f"{type(err).__name__}: {first}"
 
 
 def run_one(network: str, route: str, timeout_s: float, memory_gb: float) -> dict:
@@ -255,7 +258,8 @@ def report(results: dict) -> str:
         "Routes: `onnx` = `torch.onnx.export(dynamo=False, opset 17)`, `onnx-dynamo` = the dynamo",
         "exporter (opset 18), `pt2` = `torch.export.export` saved as `.pt2`. Times in seconds:",
         "export (PyTorch), import (TVM: ONNX prepare + importer + weights bound), tasks",
-        "(lowering + extraction).",
+        "(lowering + extraction). A cell: networks imported (tasks extracted) of those tried;",
+        "then of those the exporter could export.",
         "",
         "| group | " + " | ".join(routes) + " |",
         "| --- |" + " --- |" * len(routes),
@@ -269,7 +273,11 @@ def report(results: dict) -> str:
                 if r["route"] == route and huggingface.is_hf_name(r["network"]) == hf
             ]
             ok = sum(r["ok"] for r in done)
-            cells.append(f"{ok}/{len(done)} ({100 * ok / max(len(done), 1):.0f}%)")
+            traced = sum(r.get("stage") != "export" for r in done)
+            cells.append(
+                f"{ok}/{len(done)} ({100 * ok / max(len(done), 1):.0f}%); "
+                f"{ok}/{traced} of those exported"
+            )
         lines.append(f"| {group} | " + " | ".join(cells) + " |")
     lines += _simplifier_table(records)
     lines += ["", "## Every network", ""]
@@ -285,7 +293,7 @@ def report(results: dict) -> str:
     lines += ["", f"## Failures ({len(failures)})", ""]
     lines += ["| network | route | stage | reason |", "| --- | --- | --- | --- |"]
     for r in sorted(failures, key=lambda r: (r["route"], r["network"])):
-        reason = r["reason"].replace("|", "\\|")
+        reason = re.sub(r"/tmp/tmp\w+/", "", r["reason"]).replace("|", "\\|")
         lines.append(f"| {r['network']} | {r['route']} | {r['stage']} | {reason} |")
     return "\n".join(lines) + "\n"
 
@@ -321,7 +329,7 @@ def _simplifier_table(records: list[dict]) -> list[str]:
         ]
         if failed:
             lines += ["", f"`{tool}` failures:", ""]
-            lines += [f"- {network}: {reason}" for network, reason in failed]
+            lines += [f"- {network}: {re.sub(r'/tmp/tmp\w+/', '', why)}" for network, why in failed]
     return lines
 
 
