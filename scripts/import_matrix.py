@@ -160,8 +160,11 @@ def work(network: str, route: str, out: Path) -> None:
 def _reason(err: BaseException) -> str:
     """The first line, without the temporary folder the model file was exported to."""
     lines = [line for line in str(err).splitlines() if line.strip()]
-    first = re.sub(r"/tmp/tmp\w+/", "", lines[0][:400]) if lines else ""
-    return f"{type(err).__name__}: {first}"
+    return f"{type(err).__name__}: {_untemp(lines[0][:400]) if lines else ''}"
+
+
+def _untemp(text: str) -> str:
+    return re.sub(r"/tmp/tmp\w+/", "", text)
 
 
 def run_one(network: str, route: str, timeout_s: float, memory_gb: float) -> dict:
@@ -293,7 +296,7 @@ def report(results: dict) -> str:
     lines += ["", f"## Failures ({len(failures)})", ""]
     lines += ["| network | route | stage | reason |", "| --- | --- | --- | --- |"]
     for r in sorted(failures, key=lambda r: (r["route"], r["network"])):
-        reason = re.sub(r"/tmp/tmp\w+/", "", r["reason"]).replace("|", "\\|")
+        reason = _untemp(r["reason"]).replace("|", "\\|")
         lines.append(f"| {r['network']} | {r['route']} | {r['stage']} | {reason} |")
     return "\n".join(lines) + "\n"
 
@@ -329,7 +332,7 @@ def _simplifier_table(records: list[dict]) -> list[str]:
         ]
         if failed:
             lines += ["", f"`{tool}` failures:", ""]
-            lines += [f"- {network}: {re.sub(r'/tmp/tmp\w+/', '', why)}" for network, why in failed]
+            lines += [f"- {network}: {_untemp(why)}" for network, why in failed]
     return lines
 
 
