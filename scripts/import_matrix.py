@@ -73,20 +73,21 @@ def _export(network: str, route: str, folder: Path) -> Path:
     import torch
 
     model, example, input_name = _torch_model(network)
-    with torch.no_grad():
-        if route == "pt2":
-            path = folder / f"{_stem(network)}.pt2"
-            torch.export.save(torch.export.export(model, (example,)), str(path))
-            return path
-        path = folder / f"{_stem(network)}.onnx"
-        torch.onnx.export(
-            model,
-            (example,),
-            str(path),
-            input_names=[input_name],
-            opset_version=17 if route == "onnx" else 18,
-            dynamo=route == "onnx-dynamo",
-        )
+    # not under torch.no_grad(): there nn.MultiheadAttention takes its fast path, a fused
+    # aten::_native_multi_head_attention that the legacy ONNX exporter refuses (ViT)
+    if route == "pt2":
+        path = folder / f"{_stem(network)}.pt2"
+        torch.export.save(torch.export.export(model, (example,)), str(path))
+        return path
+    path = folder / f"{_stem(network)}.onnx"
+    torch.onnx.export(
+        model,
+        (example,),
+        str(path),
+        input_names=[input_name],
+        opset_version=17 if route == "onnx" else 18,
+        dynamo=route == "onnx-dynamo",
+    )
     return path
 
 

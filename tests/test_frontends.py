@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from tvm.relax.frontend.onnx import from_onnx
 
 from recommender.core.errors import InputError
@@ -171,6 +171,28 @@ def test_an_operator_tvm_lacks_is_named_with_node_and_opset(tmp_path):
         r"used by node 'frob1'",
     ):
         load_network(str(path))
+
+
+def test_a_shape_held_in_an_initializer_stays_static(tmp_path):
+    """Expand to an int64 initializer, then Reshape with -1 (Swin V2 after simplification):
+    TVM's importer would make the shape a parameter and fail on the Reshape."""
+    shape = numpy_helper.from_array(np.array([4, 8], np.int64), "shape")
+    flat = numpy_helper.from_array(np.array([-1], np.int64), "flat")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Expand", ["x", "shape"], ["y"]),
+            helper.make_node("Reshape", ["y", "flat"], ["z"]),
+        ],
+        "expand",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 1])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [32])],
+        initializer=[shape, flat],
+    )
+    path = tmp_path / "expand.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    network = load_network(str(path))
+    assert [i.name for i in network.inputs] == ["x"]
+    assert [int(d) for d in network.mod["main"].ret_ty.shape] == [32]
 
 
 def test_options_that_do_not_apply_are_refused(conv_json):

@@ -81,11 +81,10 @@ def export_program(spec: str, *, seq_len: int = DEFAULT_SEQ_LEN) -> torch.export
 
     Its one input is ``input_ids`` of shape ``(1, seq_len)``; its output the last hidden state.
     """
-    model, ids = torch_module(spec, seq_len=seq_len)
     import torch
 
-    with torch.no_grad():
-        return torch.export.export(model, (ids,))
+    model, ids = torch_module(spec, seq_len=seq_len)
+    return torch.export.export(model, (ids,))
 
 
 def torch_module(

@@ -65,6 +65,7 @@ def onnx_to_relax(path: Path, input_shapes: Shapes) -> tvm.IRModule:
             f"{_short(err)}{hint}",
             path=path,
         ) from None
+    integers_as_constants(model)
     opset = opset_of(model)
     check_operators(model, opset, path=path, hint=hint)
     mod = _convert(model, opset, path=path, hint=hint)
@@ -137,6 +138,38 @@ def _dims_text(dims) -> str:
 
 def _example(dim) -> str:
     return str(dim.dim_value) if _fixed(dim) else "1"
+
+
+def integers_as_constants(model: onnx.ModelProto) -> None:
+    """Turn integer initializers (shapes, axes, indices) into ``Constant`` nodes, in place.
+
+    TVM's importer makes every initializer a parameter when weights are kept as inputs, and a
+    parameter's value is unknown: an ``Expand`` to a shape held in an initializer (Swin V2's
+    ``F.normalize``, after simplification) gets a shape known only at run time. Weights are
+    floating point; they stay parameters.
+    """
+    graph = model.graph
+    integer = [init for init in graph.initializer if init.data_type in _INTEGER_TYPES]
+    if not integer:
+        return
+    names = {init.name for init in integer}
+    weights = [init for init in graph.initializer if init.name not in names]
+    inputs = [value for value in graph.input if value.name not in names]
+    constants = [onnx.helper.make_node("Constant", [], [i.name], value=i) for i in integer]
+    nodes = constants + list(graph.node)
+    for field, values in (("initializer", weights), ("input", inputs), ("node", nodes)):
+        graph.ClearField(field)
+        getattr(graph, field).extend(values)
+
+
+_INTEGER_TYPES = {
+    onnx.TensorProto.INT64,
+    onnx.TensorProto.INT32,
+    onnx.TensorProto.INT16,
+    onnx.TensorProto.INT8,
+    onnx.TensorProto.UINT8,
+    onnx.TensorProto.BOOL,
+}
 
 
 def opset_of(model: onnx.ModelProto) -> int:
