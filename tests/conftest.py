@@ -19,7 +19,7 @@ from tiny import conv_net, conv_shapes  # noqa: E402
 
 from recommender.backend.loopback import loopback_device
 from recommender.core.targets import host_target
-from recommender.learn import cost_models
+from recommender.learn import model_files
 from recommender.learn.dataset import build_dataset, load_dataset
 from recommender.learn.training import train, training_set
 from recommender.logs.collect import collect
@@ -78,7 +78,7 @@ def tiny_model(tiny_dataset, target, tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("model")
     data = training_set(load_dataset(tiny_dataset))
     model = train(data, n_estimators=60, max_depth=4)
-    cost_models.save(model, directory, target=target, data=data.data_hash())
+    model_files.save(model, directory, target=target, data=data.data_hash())
     return directory
 
 

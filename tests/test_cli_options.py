@@ -11,7 +11,7 @@ import pytest
 from recommender.cli.main import _parser, main
 from recommender.core.errors import InputError
 from recommender.core.targets import RemoteDevice, host_target, llvm_cpus, parse_target
-from recommender.learn import cost_models
+from recommender.learn import cost_models, model_files
 from recommender.learn.features import FEATURE_NAMES
 
 RECOMMEND = ["recommend", "resnet18", "--out", "out"]
@@ -145,12 +145,12 @@ def test_a_saved_model_of_an_unknown_kind_names_the_file_and_the_valid_kinds(tmp
     y, qid = rng.random(32), np.repeat(np.arange(4), 8)
     ranker = cost_models.create("xgb", n_estimators=5, max_depth=2).fit(X, y, qid=qid)
     failure = cost_models.FailureClassifier(n_estimators=5).fit(X, y < 0.3)
-    model = cost_models.CostModel(ranker, failure)
-    cost_models.save(model, tmp_path, target=host_target(), data="toy")
+    model = model_files.CostModel(ranker, failure)
+    model_files.save(model, tmp_path, target=host_target(), data="toy")
     metadata = json.loads((tmp_path / "metadata.json").read_text())
     metadata["model"] = "svm"
     (tmp_path / "metadata.json").write_text(json.dumps(metadata))
     with pytest.raises(
         InputError, match=r"metadata\.json: unknown model kind 'svm'; expected one of: xgb"
     ):
-        cost_models.load(tmp_path)
+        model_files.load(tmp_path)

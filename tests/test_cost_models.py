@@ -7,7 +7,7 @@ import pytest
 
 from recommender.core.errors import InputError
 from recommender.core.targets import host_target
-from recommender.learn import cost_models
+from recommender.learn import cost_models, model_files
 from recommender.learn.features import FEATURE_NAMES, SCHEMA_VERSION
 
 rng = np.random.default_rng(0)
@@ -63,11 +63,11 @@ def test_xgb_ranker_beats_random_on_held_out_groups():
 def test_save_and_load_predict_identically_and_check_the_schema(tmp_path):
     ranker = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
     failure = cost_models.FailureClassifier(n_estimators=10).fit(X[TRAIN], Y[TRAIN] < 0.3)
-    data = cost_models.data_hash(X[TRAIN], Y[TRAIN], QID[TRAIN])
-    cost_models.save(
-        cost_models.CostModel(ranker, failure), tmp_path, target=host_target(), data=data
+    data = model_files.data_hash(X[TRAIN], Y[TRAIN], QID[TRAIN])
+    model_files.save(
+        model_files.CostModel(ranker, failure), tmp_path, target=host_target(), data=data
     )
-    loaded = cost_models.load(tmp_path, target=host_target())
+    loaded = model_files.load(tmp_path, target=host_target())
     np.testing.assert_array_equal(ranker.predict(X[TEST]), loaded.ranker.predict(X[TEST]))
     np.testing.assert_array_equal(
         failure.predict_proba(X[TEST]), loaded.failure.predict_proba(X[TEST])
@@ -79,24 +79,24 @@ def test_save_and_load_predict_identically_and_check_the_schema(tmp_path):
     with pytest.raises(
         InputError, match=f"metadata.json: feature schema 0, expected {SCHEMA_VERSION}"
     ):
-        cost_models.load(tmp_path)
+        model_files.load(tmp_path)
 
 
 def test_a_corrupt_booster_file_is_named(tmp_path):
     ranker = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
     failure = cost_models.FailureClassifier().fit(X[TRAIN], Y[TRAIN] < 0)  # one class: constant
-    cost_models.save(
-        cost_models.CostModel(ranker, failure), tmp_path, target=host_target(), data=""
+    model_files.save(
+        model_files.CostModel(ranker, failure), tmp_path, target=host_target(), data=""
     )
     (tmp_path / "ranker.json").write_text("{not json")
     with pytest.raises(InputError, match="ranker.json: not an XGBoost JSON model"):
-        cost_models.load(tmp_path)
+        model_files.load(tmp_path)
 
 
 def test_only_the_xgb_ranker_is_saved_and_never_pickled(tmp_path):
     hgb = cost_models.create("sklearn", max_iter=10).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
     failure = cost_models.FailureClassifier().fit(X[TRAIN], Y[TRAIN] < 0.3)
     with pytest.raises(ValueError, match="only the xgb ranker can be saved"):
-        cost_models.save(
-            cost_models.CostModel(hgb, failure), tmp_path, target=host_target(), data=""
+        model_files.save(
+            model_files.CostModel(hgb, failure), tmp_path, target=host_target(), data=""
         )

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tiny import two_conv_net
 
-from recommender.learn import cost_models
+from recommender.learn import model_files
 from recommender.learn.feature_cache import FeatureCache
 from recommender.logs.sources import load_sources
 from recommender.recommend.ranking import rank_candidates
@@ -13,7 +13,7 @@ from recommender.transfer.exhaustive import extract
 
 @pytest.fixture(scope="module")
 def rank(conv_log, tiny_model, target):
-    model = cost_models.load(tiny_model, target=target)
+    model = model_files.load(tiny_model, target=target)
     sources = load_sources({"tinyconv": conv_log[0]}, target, top_n=8)
 
     def rank(cache: FeatureCache | None):

@@ -12,7 +12,7 @@ from recommender.core.errors import InputError
 from recommender.core.targets import RemoteDevice, target_key
 from recommender.evaluate import endtoend
 from recommender.evaluate.workflows import load_cost_model, recommend_to_dir
-from recommender.learn import cost_models
+from recommender.learn import model_files
 from recommender.recommend.profiles import PROFILES
 from recommender.recommend.search import Budget
 from recommender.tasks.extract import prepare
@@ -20,7 +20,7 @@ from recommender.tasks.extract import prepare
 
 @pytest.fixture(scope="module")
 def run(conv_log, tiny_model, target):
-    model = cost_models.load(tiny_model, target=target)
+    model = model_files.load(tiny_model, target=target)
 
     def run(budget: Budget, out, network=None, **options) -> dict:
         return recommend_to_dir(

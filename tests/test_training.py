@@ -7,7 +7,7 @@ import pytest
 
 from recommender.cli.main import main
 from recommender.core.errors import InputError
-from recommender.learn import cost_models
+from recommender.learn import model_files
 from recommender.learn.dataset import load_dataset
 from recommender.learn.evaluation import leave_one_model_out, mean_metrics
 from recommender.learn.features import FEATURE_NAMES
@@ -46,17 +46,17 @@ def test_saved_model_predicts_identically_and_refuses_another_architecture(
     from recommender.core.targets import parse_target
 
     target = parse_target("llvm -mcpu=znver3 -num-cores=2")
-    cost_models.save(model, tmp_path, target=target, data=data.data_hash())
-    loaded = cost_models.load(tmp_path, target=target)
+    model_files.save(model, tmp_path, target=target, data=data.data_hash())
+    loaded = model_files.load(tmp_path, target=target)
     np.testing.assert_array_equal(model.ranker.predict(data.X), loaded.ranker.predict(data.X))
     np.testing.assert_array_equal(
         model.failure.predict_proba(data.X), loaded.failure.predict_proba(data.X)
     )
-    cost_models.load(tmp_path, target=parse_target("llvm -mcpu=skylake -num-cores=2"))
+    model_files.load(tmp_path, target=parse_target("llvm -mcpu=skylake -num-cores=2"))
     assert "trained on timings of znver3, ranks for skylake" in caplog.text
     board = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4")
     with pytest.raises(InputError, match="metadata.json: trained for target .*znver3"):
-        cost_models.load(tmp_path, target=board)
+        model_files.load(tmp_path, target=board)
 
 
 def test_a_dataset_too_small_to_rank_is_refused(tiny_dataset):

@@ -13,7 +13,7 @@ import tvm
 
 from ..core.errors import InputError, RecommenderError
 from ..core.targets import RemoteDevice, same_cpu, target_key
-from ..learn import cost_models
+from ..learn import model_files
 from ..learn.dataset import add_transfer_run, load_dataset
 from ..learn.fit import fit_and_save
 from ..learn.training import training_set
@@ -51,7 +51,7 @@ def write_json(path: Path, data: dict) -> None:
 
 def held_out_model(
     network: str, dataset_dir: Path, out_dir: Path, target: tvm.target.Target
-) -> cost_models.CostModel:
+) -> model_files.CostModel:
     """The cost model that never saw ``network``: trained without its kernels and without rows
     whose source schedule came from it (saved in ``out_dir`` and reused on a rerun).
 
@@ -61,7 +61,7 @@ def held_out_model(
     kernels = [k for k in load_dataset(dataset_dir) if k.network != network]
     data = training_set(kernels, exclude_source=network)
     if (out_dir / "metadata.json").is_file():
-        model = cost_models.load(out_dir, target=target)
+        model = model_files.load(out_dir, target=target)
         trained_on = model.metadata.get("training_data", {}).get("hash")
         if trained_on != data.data_hash():
             raise RecommenderError(  # not an InputError: ``search`` would skip the method
@@ -86,7 +86,7 @@ def search(
     out_dir: Path,
     *,
     load: Callable[[], Network],
-    model_for: Callable[[str], cost_models.CostModel],
+    model_for: Callable[[str], model_files.CostModel],
     logs: Path | None = None,
     log_sizes: dict[str, int],
     remote: RemoteDevice | None = None,

@@ -11,7 +11,7 @@ import tvm
 from ..core import paths
 from ..core.errors import InputError, RecommenderError
 from ..core.targets import RemoteDevice, is_host_compatible
-from ..learn import cost_models
+from ..learn import model_files
 from ..learn.feature_cache import FeatureCache
 from ..logs.sources import load_sources
 from ..logs.tuning_log import TuningLog
@@ -135,7 +135,7 @@ def compare_with_metaschedule(
     }
 
 
-def load_cost_model(model_dir: Path | None, target: tvm.target.Target) -> cost_models.CostModel:
+def load_cost_model(model_dir: Path | None, target: tvm.target.Target) -> model_files.CostModel:
     """The given cost model, or the shipped default; missing ones say how to make them."""
     model_dir = model_dir or paths.default_model()
     if not (model_dir / "metadata.json").is_file():
@@ -144,14 +144,14 @@ def load_cost_model(model_dir: Path | None, target: tvm.target.Target) -> cost_m
             "`recommender train --out DIR`, or pass --model DIR",
             path=model_dir,
         )
-    return cost_models.load(model_dir, target=target)
+    return model_files.load(model_dir, target=target)
 
 
 def recommend_to_dir(
     network: Network,
     target: tvm.target.Target,
     source_logs: dict[str, Path],
-    model: cost_models.CostModel,
+    model: model_files.CostModel,
     budget: Budget,
     out_dir: Path,
     *,

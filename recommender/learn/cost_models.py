@@ -6,36 +6,27 @@ target kernel, as ``qid``): best known time / candidate time, 0 for a failed can
 TVM's own XGB cost model normalises. Learners and baselines share the interface, so evaluation
 treats them alike; ``create(name)`` builds one by name.
 
-A shipped ``CostModel`` is the XGBoost ranker plus a failure classifier, persisted as
-XGBoost's own JSON plus ``metadata.json``; loading never unpickles and refuses another feature
-schema or target.
+The shipped ranker and failure classifier are stored by ``model_files`` (XGBoost JSON).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
-from dataclasses import dataclass, field
-from pathlib import Path
-
 import numpy as np
-import sklearn
-import tvm
 import xgboost
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-from ..core.corpora import already_warned
-from ..core.errors import InputError
-from ..core.targets import same_arch, same_cpu, target_key
-from .features import FEATURE_NAMES, SCHEMA_VERSION
+from .features import (
+    DERIVED_NAMES,
+    FEATURE_NAMES,
+    SCHEMA_VERSION,
+    shape_distance,
+    with_derived,
+)
 
 # ahead of rank:pairwise at k = 2..5 and in recall under every setting tried, leave-one-model-out
 # over 11 networks (docs/results/README.md, scripts/bench_rankers.py)
 OBJECTIVE = "rank:ndcg"
 RELEVANCE_GRADES = 10  # rank:ndcg learns round(10 x normalised throughput)
-
-logger = logging.getLogger(__name__)
 
 
 class NotFittedError(RuntimeError):
@@ -112,9 +103,7 @@ class NearestShape(_Heuristic):
 
     def predict(self, X) -> np.ndarray:
         self._require_fitted()
-        X = _check_xy(X)
-        cols = [FEATURE_NAMES.index(f"p_log_extent_ratio_{i}") for i in range(8)]
-        return -np.abs(X[:, cols]).sum(axis=1)
+        return -shape_distance(_check_xy(X))
 
 
 class BestHome(_Heuristic):
@@ -141,33 +130,42 @@ class XGBRanking(_Model):
         max_depth: int = 6,
         learning_rate: float = 0.1,
         random_state: int = 0,
+        derived: bool = True,
     ):
         self.objective = objective
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
         self.random_state = random_state
+        self.derived = derived
 
     @property
     def params(self) -> dict:
-        return {
-            k: getattr(self, k)
-            for k in ("objective", "n_estimators", "max_depth", "learning_rate", "random_state")
-        }
+        names = ("objective", "n_estimators", "max_depth", "learning_rate", "random_state")
+        return {k: getattr(self, k) for k in (*names, "derived")}
+
+    @property
+    def derived_names(self) -> tuple[str, ...]:
+        """The columns the ranker adds to ``X`` (``features.with_derived``), if ``derived``."""
+        return DERIVED_NAMES if self.derived else ()
+
+    def _inputs(self, X: np.ndarray) -> np.ndarray:
+        return with_derived(X) if self.derived else X
 
     def fit(self, X, y, *, qid):
         X = _check_xy(X, y, qid)
         y = np.asarray(y, dtype=np.float64)
         if self.objective == "rank:ndcg":  # NDCG's gains need integer relevance grades
             y = np.round(y * RELEVANCE_GRADES)
-        self.booster_ = xgboost.XGBRanker(**self.params, tree_method="hist", n_jobs=2)
-        self.booster_.fit(X, y, qid=np.asarray(qid))
+        booster = {k: v for k, v in self.params.items() if k != "derived"}
+        self.booster_ = xgboost.XGBRanker(**booster, tree_method="hist", n_jobs=2)
+        self.booster_.fit(self._inputs(X), y, qid=np.asarray(qid))
         self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X) -> np.ndarray:
         self._require_fitted()
-        return self.booster_.predict(_check_xy(X))
+        return self.booster_.predict(self._inputs(_check_xy(X)))
 
 
 class SklearnRegression(_Model):
@@ -190,13 +188,13 @@ class SklearnRegression(_Model):
 
     def fit(self, X, y, *, qid):
         X = _check_xy(X, y, qid)
-        self.regressor_ = HistGradientBoostingRegressor(**self.params).fit(X, y)
+        self.regressor_ = HistGradientBoostingRegressor(**self.params).fit(with_derived(X), y)
         self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X) -> np.ndarray:
         self._require_fitted()
-        return self.regressor_.predict(_check_xy(X))
+        return self.regressor_.predict(with_derived(_check_xy(X)))
 
 
 MODELS = {
@@ -238,113 +236,3 @@ class FailureClassifier:
         if self.constant_ is not None:
             return np.full(len(X), self.constant_)
         return self.booster_.predict_proba(X)[:, 1]
-
-
-@dataclass
-class CostModel:
-    """What the recommender loads: a ranker, a failure classifier and their metadata."""
-
-    ranker: XGBRanking
-    failure: FailureClassifier
-    metadata: dict = field(default_factory=dict)
-
-
-def data_hash(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> str:
-    digest = hashlib.sha256()
-    for array in (X, y, qid):
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()[:16]
-
-
-def save(
-    model: CostModel,
-    directory: Path,
-    *,
-    target: tvm.target.Target,
-    data: dict | str,
-    evaluation: dict | None = None,
-) -> None:
-    """XGBoost JSON for both boosters + ``metadata.json`` (schema, versions, target, data, and
-    the leave-one-model-out ``evaluation`` whose recall curve guides budgeted recommendation)."""
-    ranker = model.ranker
-    if not isinstance(ranker, XGBRanking):
-        raise ValueError(f"only the xgb ranker can be saved without pickling, not {ranker.name}")
-    ranker._require_fitted()
-    directory.mkdir(parents=True, exist_ok=True)
-    ranker.booster_.get_booster().save_model(str(directory / "ranker.json"))
-    failure = model.failure
-    if failure.constant_ is None:
-        failure.booster_.get_booster().save_model(str(directory / "failure.json"))
-    else:
-        (directory / "failure.json").unlink(missing_ok=True)
-    metadata = {
-        "model": ranker.name,
-        "params": ranker.params,
-        "failure": {"params": failure.params, "constant": failure.constant_},
-        "feature_schema": SCHEMA_VERSION,
-        "feature_names": list(FEATURE_NAMES),
-        "target": json.loads(str(target)),
-        "target_key": target_key(target),
-        "versions": {
-            "tvm": tvm.__version__,
-            "xgboost": xgboost.__version__,
-            "scikit-learn": sklearn.__version__,
-        },
-        "training_data": data,
-        "evaluation": evaluation or {},
-    }
-    (directory / "metadata.json").write_text(json.dumps(metadata, indent=1) + "\n")
-
-
-def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostModel:
-    """Load a saved cost model; another feature schema, or another architecture than
-    ``target``'s, is refused. Another core count is not (the ranking is per kernel, relative),
-    and another CPU of the architecture only warns: its timings rank less well here."""
-    meta_path = directory / "metadata.json"
-    try:
-        metadata = json.loads(meta_path.read_text())
-    except FileNotFoundError:
-        raise InputError(
-            "no metadata.json: not a saved cost model (train one with `recommender train`)",
-            path=directory,
-        ) from None
-    except json.JSONDecodeError as err:
-        raise InputError(f"corrupt metadata ({err.msg})", path=meta_path) from None
-    if metadata.get("feature_schema") != SCHEMA_VERSION:
-        raise InputError(
-            f"feature schema {metadata.get('feature_schema')}, expected {SCHEMA_VERSION}",
-            path=meta_path,
-        )
-    if metadata.get("feature_names") != list(FEATURE_NAMES):
-        raise InputError("feature names differ from this version's schema", path=meta_path)
-    if (kind := metadata.get("model")) != XGBRanking.name:  # the only kind save() writes
-        raise InputError(f"unknown model kind {kind!r}; expected one of: xgb", path=meta_path)
-    trained_for = metadata.get("target_key")
-    if target is not None and not same_cpu(trained_for, target):
-        if not same_arch(trained_for, target):
-            raise InputError(
-                f"trained for target {trained_for}, not {target_key(target)}", path=meta_path
-            )
-        cpus = (trained_for.get("mcpu") or "no -mcpu", str(target.attrs.get("mcpu", "no -mcpu")))
-        (logger.info if already_warned(*cpus) else logger.warning)(
-            "%s: trained on timings of %s, ranks for %s: train one on logs of this CPU "
-            "(`recommender dataset build`, `recommender train`) to rank better",
-            *(meta_path, *cpus),
-        )
-    ranker = create(kind, **metadata["params"])
-    ranker.booster_ = _load_booster(xgboost.XGBRanker(), directory / "ranker.json")
-    ranker.n_features_in_ = len(FEATURE_NAMES)
-    failure = FailureClassifier(**metadata["failure"]["params"])
-    failure.constant_ = metadata["failure"]["constant"]
-    if failure.constant_ is None:
-        failure.booster_ = _load_booster(xgboost.XGBClassifier(), directory / "failure.json")
-    return CostModel(ranker, failure, metadata)
-
-
-def _load_booster(booster, path: Path):
-    try:
-        booster.load_model(str(path))
-    except xgboost.core.XGBoostError as err:
-        message = str(err).strip().splitlines()[0][:200]
-        raise InputError(f"not an XGBoost JSON model ({message})", path=path) from None
-    return booster

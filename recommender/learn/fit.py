@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import tvm
 
-from . import cost_models
+from . import model_files
 from .cost_models import OBJECTIVE
 from .evaluation import recall_curve
 from .kernel_data import KernelData
@@ -29,7 +29,7 @@ def fit_and_save(
     exclude_source: str | None = None,
     objective: str = OBJECTIVE,
     what: str = "the transfer-benefit dataset",
-) -> cost_models.CostModel:
+) -> model_files.CostModel:
     """Train on every applied candidate of ``kernels`` (minus those whose source is
     ``exclude_source``); save the model in ``out_dir`` as XGBoost JSON with its metadata:
     ``describe`` (where the data came from) plus the networks, kernels, candidates and hash of
@@ -38,7 +38,7 @@ def fit_and_save(
     data = training_set(kernels, exclude_source=exclude_source)
     check_trainable(data, what)
     model = train(data, objective=objective)
-    cost_models.save(
+    model_files.save(
         model,
         out_dir,
         target=target,
@@ -54,4 +54,4 @@ def fit_and_save(
             objective=objective,
         ),
     )
-    return cost_models.load(out_dir, target=target)
+    return model_files.load(out_dir, target=target)

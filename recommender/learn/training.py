@@ -16,10 +16,11 @@ import numpy as np
 
 from ..backend.measure import Stage
 from ..core.errors import InputError
-from . import cost_models
-from .cost_models import CostModel, FailureClassifier
+from . import cost_models, model_files
+from .cost_models import FailureClassifier
 from .features import FEATURE_NAMES
 from .kernel_data import KernelData
+from .model_files import CostModel
 
 MIN_GROUPS = 2  # ranking needs at least two kernels with two applied candidates each
 
@@ -41,7 +42,7 @@ class TrainingSet:
         return np.flatnonzero(self.qid == group)
 
     def data_hash(self) -> str:
-        return cost_models.data_hash(self.X, self.y, self.qid)
+        return model_files.data_hash(self.X, self.y, self.qid)
 
 
 def applied_rows(kernel: KernelData) -> np.ndarray:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import tvm
@@ -21,6 +21,7 @@ from ..core.corpora import already_warned
 from ..core.errors import InputError
 from ..core.targets import same_cpu
 from ..tasks.workload import KernelClass, WorkloadDescriptor, describe, kernel_class
+from . import source_index
 from .tuning_log import FAILED_RUN_S, TuningLog
 
 logger = logging.getLogger(__name__)
@@ -59,19 +60,38 @@ class SourceId:
         return f"{self.model}:{self.workload_key}:{self.trace_key}"
 
 
+class LoggedWorkload:
+    """A source workload as its log stores it, decoded on first use (most never are)."""
+
+    def __init__(self, workload_json: list):
+        self.json = workload_json
+
+    @cached_property
+    def decoded(self) -> ms.database.Workload:
+        return ms.database.Workload.from_json(self.json)
+
+
 @dataclass(frozen=True)
 class SourceSchedule:
-    """One tuning record of a source workload. ``rank`` 0 is the best record of that workload."""
+    """One tuning record of a source workload. ``rank`` 0 is the best record of that workload.
+
+    Its trace is decoded from the record's JSON when first used: decoding replays the trace on
+    the workload (7 ms), and ranking in two stages never needs most of them.
+    """
 
     model: str
-    workload: tvm.IRModule
     workload_key: int
     kernel_class: KernelClass
     descriptor: WorkloadDescriptor
-    trace: s_tir.Trace
     run_s: float
     rank: int
-    trace_key: str = ""  # hash of the trace's JSON: with workload_key, names the record
+    trace_key: str  # hash of the trace's JSON: with workload_key, names the record
+    record_json: list = field(compare=False, repr=False)
+    workload: LoggedWorkload = field(compare=False, repr=False)
+
+    @cached_property
+    def trace(self) -> s_tir.Trace:
+        return ms.database.TuningRecord.from_json(self.record_json, self.workload.decoded).trace
 
     @property
     def id(self) -> SourceId:
@@ -135,38 +155,35 @@ def load_sources(
     """The ``top_n`` fastest valid records of every workload in each model's log (tuned for
     ``target``'s architecture: logs from another CPU are used; ``corpora`` warns once about them).
 
-    Records are picked from the log's JSON before any is decoded: decoding a record replays its
-    trace on its workload, and a log holds about 64 records per workload.
+    Each log is read through its index (``source_index``), made on first use.
     """
     sources, other_cpus = [], defaultdict(list)
     for model, path in logs.items():
-        log = TuningLog.open(path, target=target, other_cpu=True)
+        log = TuningLog.open(path, target=target, other_cpu=True, validate=False)
         tuned_for = log.provenance()["target_key"]
         if not same_cpu(tuned_for, target):
             other_cpus[tuned_for["mcpu"] or "no -mcpu"].append(model)
-        workloads = [json.loads(line) for line in _lines(log.workloads_path)]
-        by_workload: dict[int, list[tuple[float, list]]] = defaultdict(list)
-        for line in _lines(log.records_path):
-            index, record_json = json.loads(line)
-            secs = [float(s) for s in record_json[1] or []]
-            run_s = statistics.median(secs) if secs else math.inf
-            if run_s < FAILED_RUN_S:
-                by_workload[index].append((run_s, record_json))
-        for index, records in by_workload.items():
-            workload = ms.database.Workload.from_json(workloads[index])
-            mod = workload.mod
-            key = tvm_ffi.structural_hash(mod)
-            klass, descriptor = kernel_class(mod), describe(mod)
-            records.sort(key=lambda r: r[0])
-            for rank, (run_s, record_json) in enumerate(records[:top_n]):
-                record = ms.database.TuningRecord.from_json(record_json, workload)
-                trace_key = hashlib.sha256(json.dumps(record_json[0]).encode()).hexdigest()[:16]
+        workloads = source_index.read_index(log.path, top_n)
+        if workloads is None:
+            workloads = _index_log(log, max(top_n, source_index.MIN_TOP_N))
+        for w in workloads:
+            klass, descriptor = source_index.kernel_class_of(w), source_index.descriptor_of(w)
+            logged = LoggedWorkload(w["workload"])
+            for rank, r in enumerate(w["records"][:top_n]):
                 sources.append(
                     SourceSchedule(
-                        model, mod, key, klass, descriptor, record.trace, run_s, rank, trace_key
+                        model,
+                        int(w["key"]),
+                        klass,
+                        descriptor,
+                        r["run_s"],
+                        rank,
+                        r["trace_key"],
+                        r["record"],
+                        logged,
                     )
                 )
-        logger.info("%s: %d source workloads", model, len(by_workload))
+        logger.info("%s: %d source workloads", model, len(workloads))
     if other_cpus:
         cpu = str(target.attrs.get("mcpu", ""))
         quiet = all(already_warned(tuned, cpu) for tuned in other_cpus)
@@ -178,6 +195,42 @@ def load_sources(
             "; ".join(f"{cpu}: {', '.join(models)}" for cpu, models in other_cpus.items()),
         )
     return sources
+
+
+def _index_log(log: TuningLog, top_n: int) -> list[dict]:
+    """Validate the log, pick the ``top_n`` fastest valid records of each workload and store
+    them as its index (a corpus that cannot be written to is read again next time).
+
+    Records are picked from the log's JSON before any is decoded: a log holds about 64 records
+    per workload, and only the picked ones' workloads are classified and described.
+    """
+    log.validate(repair=False)
+    workloads = [json.loads(line) for line in _lines(log.workloads_path)]
+    by_workload: dict[int, list[tuple[float, list]]] = defaultdict(list)
+    for line in _lines(log.records_path):
+        index, record_json = json.loads(line)
+        secs = [float(s) for s in record_json[1] or []]
+        run_s = statistics.median(secs) if secs else math.inf
+        if run_s < FAILED_RUN_S:
+            by_workload[index].append((run_s, record_json))
+    entries = []
+    for index, records in by_workload.items():
+        mod = ms.database.Workload.from_json(workloads[index]).mod
+        records.sort(key=lambda r: r[0])
+        entries.append(
+            source_index.workload_entry(
+                workloads[index],
+                tvm_ffi.structural_hash(mod),
+                kernel_class(mod),
+                describe(mod),
+                records[:top_n],
+            )
+        )
+    try:
+        source_index.write_index(log.path, top_n, entries)
+    except OSError as err:
+        logger.warning("%s: cannot store the source index (%s)", log.path, err)
+    return entries
 
 
 def _lines(path: Path) -> list[str]:

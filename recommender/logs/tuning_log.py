@@ -144,9 +144,10 @@ class TuningLog:
         target: tvm.target.Target | None = None,
         other_cores: bool = False,
         other_cpu: bool = False,
+        validate: bool = True,
     ) -> TuningLog:
         """Open a log for reading, checking its files (and its target, when given: see
-        ``check_compatible``)."""
+        ``check_compatible``). ``validate=False`` leaves parsing every line to the caller."""
         log = cls(path)
         log.unpack()
         for required in (log.path / PROVENANCE, log.records_path, log.workloads_path):
@@ -154,7 +155,8 @@ class TuningLog:
                 raise InputError("not a tuning log: file missing", path=required)
         if target is not None:
             log.check_compatible(target, other_cores=other_cores, other_cpu=other_cpu)
-        log.validate(repair=False)
+        if validate:
+            log.validate(repair=False)
         return log
 
     def pack(self) -> None:

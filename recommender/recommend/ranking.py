@@ -15,9 +15,9 @@ import numpy as np
 import tvm
 
 from ..core.interrupts import checkpoint
-from ..learn.cost_models import CostModel
 from ..learn.feature_cache import FeatureCache, candidate_key
 from ..learn.features import FEATURE_NAMES, featurize
+from ..learn.model_files import CostModel
 from ..logs.sources import SourceId
 from ..transfer.candidate import Candidate, KernelResult
 

@@ -25,8 +25,8 @@ from tqdm import tqdm
 
 from ..backend.measure import Stage
 from ..core.targets import RemoteDevice
-from ..learn.cost_models import CostModel
 from ..learn.feature_cache import FeatureCache
+from ..learn.model_files import CostModel
 from ..logs.sources import SourceSchedule
 from ..networks.network import Network
 from ..tasks.extract import Task

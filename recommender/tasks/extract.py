@@ -101,7 +101,7 @@ def extract_tasks(network: Network, target: tvm.target.Target, *, cache: bool = 
 
 
 def _extract(network: Network, target: tvm.target.Target) -> list[Task]:
-    register_cpu_tensor_intrinsics()  # before extraction creates a TuneContext: saves a minute
+    register_cpu_tensor_intrinsics(target)  # before extraction makes a TuneContext
     lowered = lower(network.mod, target)
     extracted = ms.relax_integration.extract_tasks(lowered, target)
     return [_task(task.task_name, task.dispatched[0], int(task.weight)) for task in extracted]

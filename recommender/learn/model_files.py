@@ -1,0 +1,142 @@
+"""A cost model on disk: the XGBoost ranker and failure classifier as XGBoost's own JSON plus
+``metadata.json`` (feature schema, target, versions, training data, evaluation). Loading never
+unpickles, and refuses another feature schema or architecture."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sklearn
+import tvm
+import xgboost
+
+from ..core.corpora import already_warned
+from ..core.errors import InputError
+from ..core.targets import same_arch, same_cpu, target_key
+from .cost_models import FailureClassifier, XGBRanking, create
+from .features import DERIVED_NAMES, FEATURE_NAMES, SCHEMA_VERSION
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class CostModel:
+    """What the recommender loads: a ranker, a failure classifier and their metadata."""
+
+    ranker: XGBRanking
+    failure: FailureClassifier
+    metadata: dict = field(default_factory=dict)
+
+
+def data_hash(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> str:
+    digest = hashlib.sha256()
+    for array in (X, y, qid):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def save(
+    model: CostModel,
+    directory: Path,
+    *,
+    target: tvm.target.Target,
+    data: dict | str,
+    evaluation: dict | None = None,
+) -> None:
+    """XGBoost JSON for both boosters + ``metadata.json`` (schema, versions, target, data, and
+    the leave-one-model-out ``evaluation`` whose recall curve guides budgeted recommendation)."""
+    ranker = model.ranker
+    if not isinstance(ranker, XGBRanking):
+        raise ValueError(f"only the xgb ranker can be saved without pickling, not {ranker.name}")
+    ranker._require_fitted()
+    directory.mkdir(parents=True, exist_ok=True)
+    ranker.booster_.get_booster().save_model(str(directory / "ranker.json"))
+    failure = model.failure
+    if failure.constant_ is None:
+        failure.booster_.get_booster().save_model(str(directory / "failure.json"))
+    else:
+        (directory / "failure.json").unlink(missing_ok=True)
+    metadata = {
+        "model": ranker.name,
+        "params": ranker.params,
+        "failure": {"params": failure.params, "constant": failure.constant_},
+        "feature_schema": SCHEMA_VERSION,
+        "feature_names": list(FEATURE_NAMES),
+        "derived_features": list(ranker.derived_names),
+        "target": json.loads(str(target)),
+        "target_key": target_key(target),
+        "versions": {
+            "tvm": tvm.__version__,
+            "xgboost": xgboost.__version__,
+            "scikit-learn": sklearn.__version__,
+        },
+        "training_data": data,
+        "evaluation": evaluation or {},
+    }
+    (directory / "metadata.json").write_text(json.dumps(metadata, indent=1) + "\n")
+
+
+def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostModel:
+    """Load a saved cost model; another feature schema, or another architecture than
+    ``target``'s, is refused. Another core count is not (the ranking is per kernel, relative),
+    and another CPU of the architecture only warns: its timings rank less well here."""
+    meta_path = directory / "metadata.json"
+    try:
+        metadata = json.loads(meta_path.read_text())
+    except FileNotFoundError:
+        raise InputError(
+            "no metadata.json: not a saved cost model (train one with `recommender train`)",
+            path=directory,
+        ) from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"corrupt metadata ({err.msg})", path=meta_path) from None
+    if metadata.get("feature_schema") != SCHEMA_VERSION:
+        raise InputError(
+            f"feature schema {metadata.get('feature_schema')}, expected {SCHEMA_VERSION}",
+            path=meta_path,
+        )
+    if metadata.get("feature_names") != list(FEATURE_NAMES):
+        raise InputError("feature names differ from this version's schema", path=meta_path)
+    params = {"derived": False, **metadata["params"]}  # models saved before it had no columns
+    if metadata.get("derived_features", []) != (list(DERIVED_NAMES) if params["derived"] else []):
+        raise InputError(
+            f"the ranker was trained with derived features {metadata.get('derived_features')}; "
+            f"this version computes {list(DERIVED_NAMES)}: train it again (`recommender train`)",
+            path=meta_path,
+        )
+    if (kind := metadata.get("model")) != XGBRanking.name:  # the only kind save() writes
+        raise InputError(f"unknown model kind {kind!r}; expected one of: xgb", path=meta_path)
+    trained_for = metadata.get("target_key")
+    if target is not None and not same_cpu(trained_for, target):
+        if not same_arch(trained_for, target):
+            raise InputError(
+                f"trained for target {trained_for}, not {target_key(target)}", path=meta_path
+            )
+        cpus = (trained_for.get("mcpu") or "no -mcpu", str(target.attrs.get("mcpu", "no -mcpu")))
+        (logger.info if already_warned(*cpus) else logger.warning)(
+            "%s: trained on timings of %s, ranks for %s: train one on logs of this CPU "
+            "(`recommender dataset build`, `recommender train`) to rank better",
+            *(meta_path, *cpus),
+        )
+    ranker = create(kind, **params)
+    ranker.booster_ = _load_booster(xgboost.XGBRanker(), directory / "ranker.json")
+    ranker.n_features_in_ = len(FEATURE_NAMES)
+    failure = FailureClassifier(**metadata["failure"]["params"])
+    failure.constant_ = metadata["failure"]["constant"]
+    if failure.constant_ is None:
+        failure.booster_ = _load_booster(xgboost.XGBClassifier(), directory / "failure.json")
+    return CostModel(ranker, failure, metadata)
+
+
+def _load_booster(booster, path: Path):
+    try:
+        booster.load_model(str(path))
+    except xgboost.core.XGBoostError as err:
+        message = str(err).strip().splitlines()[0][:200]
+        raise InputError(f"not an XGBoost JSON model ({message})", path=path) from None
+    return booster
