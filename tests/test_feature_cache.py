@@ -1,4 +1,5 @@
-"""The feature cache: a second ranking of the same kernels applies nothing and ranks the same."""
+"""Ranking's cost: a second ranking of the same kernels applies nothing and ranks the same (the
+feature cache), and the first stage keeps the candidates that get applied at all."""
 
 import numpy as np
 import pytest
@@ -16,10 +17,10 @@ def rank(conv_log, tiny_model, target):
     model = model_files.load(tiny_model, target=target)
     sources = load_sources({"tinyconv": conv_log[0]}, target, top_n=8)
 
-    def rank(cache: FeatureCache | None):
+    def rank(cache: FeatureCache | None, **options):
         _, kernels = extract(two_conv_net(), target, sources)
         ranked = rank_candidates(
-            kernels, model, target, family_of={}, target_family="", cache=cache
+            kernels, model, target, family_of={}, target_family="", cache=cache, **options
         )
         return kernels, ranked
 
@@ -55,3 +56,15 @@ def test_a_corrupt_cache_file_is_recomputed_not_trusted(rank, tmp_path):
     kernels, ranked = rank(cache)
     assert order(ranked) == order(uncached)
     assert all("applied" in vars(c) for k in kernels for c in k.candidates)
+
+
+def test_the_first_stage_applies_only_the_candidates_it_keeps(rank):
+    timings = {}
+    kernels, ranked = rank(None, keep=2, timings=timings)
+    assert set(timings) == {"screen", "rank"}
+    for kernel, r in zip(kernels, ranked):
+        applied = [c for c in kernel.candidates if "applied" in vars(c)]
+        assert len(kernel.candidates) > 2 and len(applied) == 2
+        assert {id(c) for c in r.candidates} <= {id(c) for c in applied}
+    _, every = rank(None, keep=None)
+    assert all(len(r.candidates) > 2 for r in every)

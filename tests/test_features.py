@@ -46,3 +46,15 @@ def test_failed_applications_are_not_featurised(applied, target):
     failed = apply_trace(source.trace, matmul.mod, target)
     with pytest.raises(ValueError, match="successfully applied candidates only"):
         features.featurize(matmul, [(source, failed, Level.EXACT)], target)
+
+
+def test_the_screen_sees_what_featurize_sees_before_applying(applied, target):
+    task, candidates = applied
+    full = features.featurize(task, candidates, target, family_of={}, target_family="")
+    screen = features.screen_matrix(task, [(s, level) for s, _, level in candidates])
+    np.testing.assert_allclose(screen[:, features.SCREEN_COLUMNS], full[:, features.SCREEN_COLUMNS])
+    others = np.setdiff1d(np.arange(len(features.FEATURE_NAMES)), features.SCREEN_COLUMNS)
+    assert not screen[:, others].any()
+    named = {features.FEATURE_NAMES[i] for i in features.SCREEN_COLUMNS}
+    assert "s_log_gflops" in named and "p_log_extent_ratio_0" in named and "l_anchor" in named
+    assert not any(n.startswith("t_") or "repaired" in n for n in named)

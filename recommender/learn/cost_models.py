@@ -19,6 +19,7 @@ from .features import (
     DERIVED_NAMES,
     FEATURE_NAMES,
     SCHEMA_VERSION,
+    SCREEN_COLUMNS,
     shape_distance,
     with_derived,
 )
@@ -27,6 +28,7 @@ from .features import (
 # over 11 networks (docs/results/README.md, scripts/bench_rankers.py)
 OBJECTIVE = "rank:ndcg"
 RELEVANCE_GRADES = 10  # rank:ndcg learns round(10 x normalised throughput)
+SCREEN_KEEP = 16  # candidates per kernel the first stage of ranking keeps (a screen ranker)
 
 
 class NotFittedError(RuntimeError):
@@ -131,6 +133,7 @@ class XGBRanking(_Model):
         learning_rate: float = 0.1,
         random_state: int = 0,
         derived: bool = True,
+        screen: bool = False,
     ):
         self.objective = objective
         self.n_estimators = n_estimators
@@ -138,11 +141,12 @@ class XGBRanking(_Model):
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.derived = derived
+        self.screen = screen
 
     @property
     def params(self) -> dict:
         names = ("objective", "n_estimators", "max_depth", "learning_rate", "random_state")
-        return {k: getattr(self, k) for k in (*names, "derived")}
+        return {k: getattr(self, k) for k in (*names, "derived", "screen")}
 
     @property
     def derived_names(self) -> tuple[str, ...]:
@@ -150,14 +154,19 @@ class XGBRanking(_Model):
         return DERIVED_NAMES if self.derived else ()
 
     def _inputs(self, X: np.ndarray) -> np.ndarray:
-        return with_derived(X) if self.derived else X
+        """The columns the booster sees: with ``screen``, only those known before a candidate
+        is applied (``features.SCREEN_COLUMNS``, plus the derived ones)."""
+        X = with_derived(X) if self.derived else X
+        if self.screen:
+            X = X[:, [*SCREEN_COLUMNS, *range(len(FEATURE_NAMES), X.shape[1])]]
+        return X
 
     def fit(self, X, y, *, qid):
         X = _check_xy(X, y, qid)
         y = np.asarray(y, dtype=np.float64)
         if self.objective == "rank:ndcg":  # NDCG's gains need integer relevance grades
             y = np.round(y * RELEVANCE_GRADES)
-        booster = {k: v for k, v in self.params.items() if k != "derived"}
+        booster = {k: v for k, v in self.params.items() if k not in ("derived", "screen")}
         self.booster_ = xgboost.XGBRanker(**booster, tree_method="hist", n_jobs=2)
         self.booster_.fit(self._inputs(X), y, qid=np.asarray(qid))
         self.n_features_in_ = X.shape[1]

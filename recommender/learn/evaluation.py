@@ -23,13 +23,14 @@ import numpy as np
 from sklearn.metrics import ndcg_score
 
 from ..core.errors import InputError
-from .cost_models import OBJECTIVE, FailureClassifier
+from .cost_models import OBJECTIVE, SCREEN_KEEP, FailureClassifier
 from .kernel_data import KernelData
 from .training import TrainingSet, check_trainable, fit_ranker, training_set
 
 LEARNERS: dict[str, tuple[str, dict]] = {
     "xgb-pairwise": ("xgb", {"objective": "rank:pairwise"}),
     "xgb-ndcg": ("xgb", {"objective": "rank:ndcg"}),
+    "xgb-ndcg-two-stage": ("two-stage", {"objective": "rank:ndcg", "keep": SCREEN_KEEP}),
     "sklearn-hgb": ("sklearn", {}),
     "nearest-shape": ("nearest-shape", {}),
     "best-home": ("best-home", {}),
@@ -134,8 +135,7 @@ def leave_one_model_out(
             continue
         held = HeldOut(network, test.groups, len(test.y))
         for label, (name, params) in learners.items():
-            scores = fit_ranker(name, train, **params).predict(test.X)
-            held.learners[label] = network_metrics(test, scores)
+            held.learners[label] = network_metrics(test, _scores(name, params, train, test))
         held.failure = failure_metrics(train, test)
         results.append(held)
     if not results:
@@ -144,6 +144,23 @@ def leave_one_model_out(
             "with applied candidates"
         )
     return results
+
+
+def _scores(name: str, params: dict, train: TrainingSet, test: TrainingSet) -> np.ndarray:
+    """A learner's scores of the test candidates; ``two-stage`` ranks as the recommender does:
+    the screen ranker's ``keep`` best of each kernel by the full ranker, then the rest."""
+    if name != "two-stage":
+        return fit_ranker(name, train, **params).predict(test.X)
+    params = dict(params)
+    keep = params.pop("keep")
+    full = fit_ranker("xgb", train, **params).predict(test.X)
+    screen = fit_ranker("xgb", train, **params, screen=True).predict(test.X)
+    scores = full.copy()
+    for group in range(test.groups):
+        rows = test.rows(group)
+        dropped = rows[np.argsort(-screen[rows], kind="stable")[keep:]]
+        scores[dropped] = full.min() - 1.0 - np.arange(len(dropped))  # after all kept
+    return scores
 
 
 def mean_metrics(results: list[HeldOut]) -> dict[str, dict[str, float]]:

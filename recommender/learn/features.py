@@ -68,6 +68,9 @@ _PROGRAM += [f"t_max_{i}" for i in range(STORE_FEATURES)]
 _LEVEL = ["l_anchor", "l_epilogue_added", "l_epilogue_missing", "l_pad_differs"]
 FEATURE_NAMES: tuple[str, ...] = tuple(_WORKLOAD + _SOURCE + _PAIR + _PROGRAM + _LEVEL)
 DERIVED_NAMES: tuple[str, ...] = ("d_shape_distance",)
+# known before any trace is decoded or applied: what the first stage of ranking screens by
+_NEEDS_APPLY = {*_SOURCE[3:], "p_repaired_tiles", "p_repaired_fraction", *_PROGRAM}
+SCREEN_COLUMNS = np.array([i for i, n in enumerate(FEATURE_NAMES) if n not in _NEEDS_APPLY])
 _EXTENT_RATIOS = [FEATURE_NAMES.index(f"p_log_extent_ratio_{i}") for i in range(EXTENT_SLOTS)]
 
 
@@ -103,6 +106,15 @@ def workload_features(desc: WorkloadDescriptor) -> list[float]:
     ]
 
 
+def home_features(source: SourceSchedule) -> list[float]:
+    """The source record's time, throughput and rank at home (no trace decoded)."""
+    return [
+        _log2(source.run_s * 1e6),
+        _log2(source.descriptor.flops / source.run_s / 1e9 + 1e-3),
+        float(source.rank),
+    ]
+
+
 def source_features(source: SourceSchedule) -> list[float]:
     inner, outer, unroll, location = [], [], 0.0, -1.0
     for inst, decision in source.trace.decisions.items():
@@ -116,11 +128,8 @@ def source_features(source: SourceSchedule) -> list[float]:
             unroll = float(int(candidates[int(decision)]))
         elif kind == "SampleComputeLocation":
             location = float(int(decision))
-    run_us = source.run_s * 1e6
     return [
-        _log2(run_us),
-        _log2(source.descriptor.flops / source.run_s / 1e9 + 1e-3),
-        float(source.rank),
+        *home_features(source),
         float(len(inner)),
         float(np.mean(inner)) if inner else 0.0,
         float(np.mean(outer)) if outer else 0.0,
@@ -129,18 +138,25 @@ def source_features(source: SourceSchedule) -> list[float]:
     ]
 
 
+def _shape_pair(
+    source: SourceSchedule, target: WorkloadDescriptor, same_family: bool
+) -> tuple[list[float], list[float]]:
+    """The pair's FLOPs and extent ratios, and its family and shape matches."""
+    ratios = [t - s for t, s in zip(_extents(target), _extents(source.descriptor))]
+    flops = _log2(target.flops + 1) - _log2(source.descriptor.flops + 1)
+    same = [float(same_family), float(target.anchor_extents == source.descriptor.anchor_extents)]
+    return [flops, *ratios], same
+
+
 def pair_features(
     source: SourceSchedule, target: WorkloadDescriptor, applied: Applied, same_family: bool
 ) -> list[float]:
-    ratios = [t - s for t, s in zip(_extents(target), _extents(source.descriptor))]
-    return [
-        _log2(target.flops + 1) - _log2(source.descriptor.flops + 1),
-        *ratios,
+    ratios, same = _shape_pair(source, target, same_family)
+    repaired = [
         float(applied.repaired_tiles),
         applied.repaired_tiles / max(applied.tile_decisions, 1),
-        float(same_family),
-        float(target.anchor_extents == source.descriptor.anchor_extents),
     ]
+    return ratios + repaired + same
 
 
 def level_features(source: SourceSchedule, target: WorkloadDescriptor, level: Level) -> list[float]:
@@ -203,3 +219,23 @@ def featurize(
         )
     matrix = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(FEATURE_NAMES))
     return np.nan_to_num(matrix, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def screen_matrix(
+    task: Task,
+    candidates: list[tuple[SourceSchedule, Level]],
+    *,
+    family_of: dict[str, str] | None = None,
+    target_family: str = "",
+) -> np.ndarray:
+    """Rows of ``featurize``'s width with only the ``SCREEN_COLUMNS`` filled (the rest zero):
+    what is known of a candidate before it is applied, for the first stage of ranking."""
+    family_of = family_of or {}
+    workload = workload_features(task.descriptor)
+    X = np.zeros((len(candidates), len(FEATURE_NAMES)))
+    for i, (source, level) in enumerate(candidates):
+        same = bool(target_family) and family_of.get(source.model) == target_family
+        ratios, matches = _shape_pair(source, task.descriptor, same)
+        level_row = level_features(source, task.descriptor, level)
+        X[i, SCREEN_COLUMNS] = workload + home_features(source) + ratios + matches + level_row
+    return np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0)

@@ -26,11 +26,14 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class CostModel:
-    """What the recommender loads: a ranker, a failure classifier and their metadata."""
+    """What the recommender loads: a ranker, a failure classifier, their metadata and, where
+    trained, a ``screen`` ranker that orders candidates before they are applied (the first
+    stage of ranking; models saved before it have none)."""
 
     ranker: XGBRanking
     failure: FailureClassifier
     metadata: dict = field(default_factory=dict)
+    screen: XGBRanking | None = None
 
 
 def data_hash(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> str:
@@ -56,6 +59,10 @@ def save(
     ranker._require_fitted()
     directory.mkdir(parents=True, exist_ok=True)
     ranker.booster_.get_booster().save_model(str(directory / "ranker.json"))
+    if model.screen is not None:
+        model.screen.booster_.get_booster().save_model(str(directory / "screen.json"))
+    else:
+        (directory / "screen.json").unlink(missing_ok=True)
     failure = model.failure
     if failure.constant_ is None:
         failure.booster_.get_booster().save_model(str(directory / "failure.json"))
@@ -65,6 +72,7 @@ def save(
         "model": ranker.name,
         "params": ranker.params,
         "failure": {"params": failure.params, "constant": failure.constant_},
+        "screen": {"params": model.screen.params} if model.screen is not None else None,
         "feature_schema": SCHEMA_VERSION,
         "feature_names": list(FEATURE_NAMES),
         "derived_features": list(ranker.derived_names),
@@ -130,7 +138,12 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
     failure.constant_ = metadata["failure"]["constant"]
     if failure.constant_ is None:
         failure.booster_ = _load_booster(xgboost.XGBClassifier(), directory / "failure.json")
-    return CostModel(ranker, failure, metadata)
+    screen = None
+    if metadata.get("screen"):
+        screen = create(kind, **metadata["screen"]["params"])
+        screen.booster_ = _load_booster(xgboost.XGBRanker(), directory / "screen.json")
+        screen.n_features_in_ = len(FEATURE_NAMES)
+    return CostModel(ranker, failure, metadata, screen)
 
 
 def _load_booster(booster, path: Path):

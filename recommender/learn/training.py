@@ -89,7 +89,9 @@ def fit_ranker(name: str, data: TrainingSet, **params):
 
 
 def train(data: TrainingSet, **params) -> CostModel:
-    """The shippable cost model: an XGBoost ranker and a failure classifier."""
+    """The shippable cost model: an XGBoost ranker, the first-stage screen ranker (the same
+    settings on the columns known before applying) and a failure classifier."""
     ranker = fit_ranker("xgb", data, **params)
+    screen = fit_ranker("xgb", data, **params, screen=True)
     failure = FailureClassifier().fit(data.X, data.failed)
-    return CostModel(ranker, failure)
+    return CostModel(ranker, failure, screen=screen)

@@ -1,5 +1,10 @@
 """Rank each kernel's applied candidates with the cost model, and correct the ranks online.
 
+Ranking has two stages when the model has a screen ranker: it orders all of a kernel's
+candidates by what is known before applying them (shapes, home times, levels) and keeps the
+best ``keep``; only those are applied, featurised and ranked by the full model. Applying is
+what costs (14 ms a candidate; ResNet-50 has some 2000).
+
 Scores are z-scored inside each kernel (a ranker's raw scores only order one group), and a
 candidate the failure classifier expects to fail (P > 0.5) goes after all the others. As
 measurements arrive, ``correct`` re-ranks the untimed candidates of same-class kernels: a
@@ -9,16 +14,19 @@ slow moves down.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import tvm
 
 from ..core.interrupts import checkpoint
+from ..learn.cost_models import SCREEN_KEEP
 from ..learn.feature_cache import FeatureCache, candidate_key
-from ..learn.features import FEATURE_NAMES, featurize
+from ..learn.features import FEATURE_NAMES, featurize, screen_matrix
 from ..learn.model_files import CostModel
 from ..logs.sources import SourceId
+from ..tasks.extract import Task
 from ..transfer.candidate import Candidate, KernelResult
 
 FAIL_THRESHOLD = 0.5
@@ -79,46 +87,82 @@ def rank_candidates(
     family_of: dict[str, str],
     target_family: str,
     cache: FeatureCache | None = None,
+    keep: int | None = SCREEN_KEEP,
+    timings: dict[str, float] | None = None,
 ) -> list[RankedKernel]:
-    """Score every candidate that applies. Apply outcomes and features come from ``cache``
-    where it has them; the rest are applied, featurised and stored there."""
+    """Score every candidate that applies among the ``keep`` best of each kernel's screen
+    (None: all of them). Apply outcomes and features come from ``cache`` where it has them;
+    the rest are applied, featurised and stored there. ``timings`` gets each stage's seconds
+    (``screen``, ``rank``)."""
     ranked = []
+    spent = {"screen": 0.0, "rank": 0.0}
     for kernel in kernels:
         checkpoint()
-        X = _features(kernel, target, family_of, target_family, cache)
-        applied = [c for c in kernel.candidates if c.applies]
+        start = time.perf_counter()
+        kept = screen(kernel, model, keep, family_of=family_of, target_family=target_family)
+        spent["screen"] += time.perf_counter() - start
+        start = time.perf_counter()
+        X = _features(kernel.task, kept, target, family_of, target_family, cache)
+        applied = [c for c in kept if c.applies]
         if not applied:
+            spent["rank"] += time.perf_counter() - start
             continue
         raw = model.ranker.predict(X)
         scores = (raw - raw.mean()) / (raw.std() or 1.0)
         ranked.append(RankedKernel(kernel, applied, scores, model.failure.predict_proba(X)))
+        spent["rank"] += time.perf_counter() - start
+    if timings is not None:
+        timings.update(spent)
     return ranked
 
 
-def _features(
+def screen(
     kernel: KernelResult,
+    model: CostModel,
+    keep: int | None,
+    *,
+    family_of: dict[str, str],
+    target_family: str,
+) -> list[Candidate]:
+    """The first stage: the kernel's ``keep`` candidates the screen ranker puts first, in pool
+    order (all of them without a screen ranker, or with no more than ``keep``)."""
+    candidates = kernel.candidates
+    if model.screen is None or keep is None or len(candidates) <= keep:
+        return candidates
+    X = screen_matrix(
+        kernel.task,
+        [(c.source, c.level) for c in candidates],
+        family_of=family_of,
+        target_family=target_family,
+    )
+    best = np.sort(np.argsort(-model.screen.predict(X), kind="stable")[:keep])
+    return [candidates[i] for i in best]
+
+
+def _features(
+    task: Task,
+    candidates: list[Candidate],
     target: tvm.target.Target,
     family_of: dict[str, str],
     target_family: str,
     cache: FeatureCache | None,
 ) -> np.ndarray:
-    """Feature rows of the kernel's candidates that apply, in candidate order."""
-    task = kernel.task
+    """Feature rows of the ``candidates`` that apply, in candidate order."""
     keys = {
         id(c): candidate_key(
             c.source, bool(target_family) and family_of.get(c.source.model) == target_family
         )
-        for c in kernel.candidates
+        for c in candidates
     }
 
     def key(c: Candidate) -> str:
         return keys[id(c)]
 
     cached = cache.load(task, target) if cache else {}
-    for c in kernel.candidates:
+    for c in candidates:
         if key(c) in cached:
             c.known, c.known_reason = True, cached[key(c)][0]
-    missing = [c for c in kernel.candidates if key(c) not in cached]
+    missing = [c for c in candidates if key(c) not in cached]
     fresh = [c for c in missing if c.applies]
     X = featurize(
         task,
@@ -133,7 +177,7 @@ def _features(
         cache.store(task, target, rows)
     rows.update(cached)
     width = len(FEATURE_NAMES)
-    return np.asarray([rows[key(c)][1] for c in kernel.candidates if c.applies]).reshape(-1, width)
+    return np.asarray([rows[key(c)][1] for c in candidates if c.applies]).reshape(-1, width)
 
 
 def _throughputs(kernel: RankedKernel) -> dict[SourceId, float]:

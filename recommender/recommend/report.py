@@ -57,6 +57,7 @@ def recommendation_summary(result: Recommendation, end_to_end_s: dict[str, float
         "tuned_kernels": sum(k.chosen is not None for k in result.kernels),
         "untuned_kernels": [k.task.name for k in result.kernels if k.chosen is None],
         "candidates": result.candidates("all"),
+        "candidates_ranked": result.candidates("ranked"),
         "candidates_timed": result.candidates("timed"),
         "candidates_failed": result.candidates("failed"),
         "coverage": coverage(_outcome(k) for k in result.kernels).to_json(),
@@ -72,7 +73,8 @@ def recommendation_summary(result: Recommendation, end_to_end_s: dict[str, float
 def recommendation_table(report: dict) -> str:
     lines = [
         f"{report['network']}: {report['tuned_kernels']}/{len(report['kernels'])} kernels tuned; "
-        f"{report['candidates']} candidates ranked, {report['candidates_timed']} timed, "
+        f"{report['candidates']} candidates, {report['candidates_ranked']} ranked after the "
+        f"screen, {report['candidates_timed']} timed, "
         f"{report['candidates_failed']} failed; search {report['search_s']:.1f} s "
         f"({', '.join(f'{k} {v:.1f}' for k, v in report['phases_s'].items())})",
     ]

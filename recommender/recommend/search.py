@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from ..backend.measure import Stage
 from ..core.targets import RemoteDevice
+from ..learn.cost_models import SCREEN_KEEP
 from ..learn.feature_cache import FeatureCache
 from ..learn.model_files import CostModel
 from ..logs.sources import SourceSchedule
@@ -108,6 +109,8 @@ class Recommendation:
         every = [c for k in self.kernels if k.ranked for c in k.ranked.kernel.candidates]
         if state == "all":
             return len(every)
+        if state == "ranked":  # applied and ranked by the full model, after the screen
+            return sum(len(k.ranked.candidates) for k in self.kernels if k.ranked)
         if state == "timed":
             return sum(c.run_s is not None for c in every)
         return sum(c.failure is not None and c.failure.stage is not Stage.APPLY for c in every)
@@ -279,7 +282,7 @@ def recommend(
     prepared, kernels = extract(network, target, sources, levels=levels)
     timings["extract"] = time.perf_counter() - start
 
-    start = time.perf_counter()
+    every = budget.top_k is None and budget.trials is None and budget.seconds is None
     ranked = rank_candidates(
         kernels,
         model,
@@ -287,8 +290,9 @@ def recommend(
         family_of=family_of,
         target_family=network.family or "",
         cache=cache,
+        keep=None if every else max(SCREEN_KEEP, budget.top_k or 0),
+        timings=timings,
     )
-    timings["rank"] = time.perf_counter() - start
 
     start = time.perf_counter()
     limit = _measurements(ranked, budget)
