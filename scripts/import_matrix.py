@@ -288,11 +288,18 @@ def report(results: dict) -> str:
     lines += ["| network | route | ok | tasks | kernel classes | export s | import s | tasks s |"]
     lines += ["| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(records, key=lambda r: (r["network"], routes.index(r["route"]))):
+        mark = "*" if r.get("prepared_with") == "onnxslim" else ""
         lines.append(
             f"| {r['network']} | {r['route']} | {'yes' if r['ok'] else 'no'} | "
             f"{r.get('tasks', '')} | {r.get('kernel_classes', '')} | {r.get('export_s', '')} | "
-            f"{r.get('import_s', '')} | {r.get('tasks_s', '')} |"
+            f"{r.get('import_s', '')}{mark} | {r.get('tasks_s', '')} |"
         )
+    if any(r.get("prepared_with") == "onnxslim" for r in records):
+        lines += [
+            "",
+            "\\* measured while `load_network` simplified with onnxslim, before the comparison",
+            "chose onnx-simplifier (the simplifier table shows both on the same file).",
+        ]
     failures = [r for r in records if not r["ok"]]
     lines += ["", f"## Failures ({len(failures)})", ""]
     lines += ["| network | route | stage | reason |", "| --- | --- | --- | --- |"]

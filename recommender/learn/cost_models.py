@@ -29,6 +29,11 @@ from .features import (
 OBJECTIVE = "rank:ndcg"
 RELEVANCE_GRADES = 10  # rank:ndcg learns round(10 x normalised throughput)
 SCREEN_KEEP = 16  # candidates per kernel the first stage of ranking keeps (a screen ranker)
+# One thread: XGBoost's OpenMP threads spin at each barrier, and on a 2-core machine with
+# anything else running, two threads fitted the ranker 6x slower than one (52 s vs 8.5 s); alone,
+# two gain about 15%. OMP_WAIT_POLICY=passive would fix it for every OpenMP library in the
+# process, PyTorch's too, whose eager baseline we time.
+THREADS = 1
 
 
 class NotFittedError(RuntimeError):
@@ -167,7 +172,7 @@ class XGBRanking(_Model):
         if self.objective == "rank:ndcg":  # NDCG's gains need integer relevance grades
             y = np.round(y * RELEVANCE_GRADES)
         booster = {k: v for k, v in self.params.items() if k not in ("derived", "screen")}
-        self.booster_ = xgboost.XGBRanker(**booster, tree_method="hist", n_jobs=2)
+        self.booster_ = xgboost.XGBRanker(**booster, tree_method="hist", n_jobs=THREADS)
         self.booster_.fit(self._inputs(X), y, qid=np.asarray(qid))
         self.n_features_in_ = X.shape[1]
         return self
@@ -233,7 +238,7 @@ class FailureClassifier:
         failed = np.asarray(failed, dtype=bool)
         self.constant_ = float(failed.mean()) if failed.all() or not failed.any() else None
         if self.constant_ is None:  # XGBoost refuses a single class
-            self.booster_ = xgboost.XGBClassifier(**self.params, tree_method="hist", n_jobs=2)
+            self.booster_ = xgboost.XGBClassifier(**self.params, tree_method="hist", n_jobs=THREADS)
             self.booster_.fit(X, failed.astype(int))
         return self
 
