@@ -283,6 +283,11 @@ def report(results: dict) -> str:
                 f"{ok}/{traced} of those exported"
             )
         lines.append(f"| {group} | " + " | ".join(cells) + " |")
+    networks_seen = {r["network"] for r in records}
+    for route in routes:
+        ran = sum(r["route"] == route for r in records)
+        if ran < len(networks_seen):
+            lines += ["", f"`{route}` ran on {ran} of the {len(networks_seen)} networks so far."]
     lines += _simplifier_table(records)
     lines += ["", "## Every network", ""]
     lines += ["| network | route | ok | tasks | kernel classes | export s | import s | tasks s |"]
@@ -319,7 +324,9 @@ def _simplifier_table(records: list[dict]) -> list[str]:
         "## Simplifiers on the legacy ONNX files",
         "",
         "TVM's importer on the file as exported (`none`), after `onnxslim.slim` and after",
-        "`onnxsim.simplify`: does every tensor get a static shape?",
+        "`onnxsim.simplify`: does every tensor get a static shape? Plain `from_onnx` with",
+        "weights as parameters, without `onnx_prepare.integers_as_constants`: the Reshape",
+        "failures below are shapes held in integer initializers, which that step fixes.",
         "",
         "| simplifier | static after import | total simplify s | slowest s |",
         "| --- | --- | --- | --- |",
