@@ -1,84 +1,151 @@
-"""How long ranking takes: apply, featurise and score every candidate of one network.
+"""How long ranking takes, from a fresh process to ranked candidates, cold and warm.
 
-    python scripts/bench_ranking.py [MODEL] [--top-n 3] [--repeats 3]
+    python scripts/bench_ranking.py [MODEL] [--repeats 3] [--out JSON]
 
-Ranking is pure computation (no kernel is built or run), so it is what the zero-measurement mode
-costs and what every budgeted run pays first. Sources are every other logged network. Prints the
-median over ``--repeats`` of each phase and the per-candidate cost, without the feature cache
-(a first run) and with it warm (a rerun). Run it alone on the machine.
+Ranking is pure computation (no kernel is built or run): it is what `recommend --top-k 0`
+costs before its correctness checks and what every budgeted run pays first. Each repeat runs in
+a fresh Python process, in these phases: read the source logs (through their shipped index, or
+with the index removed: ``no_index``), extract the network's tasks, screen (the first stage),
+apply, featurise and score the kept candidates (``rank``), and ``single_stage``: the same with
+every candidate applied. ``cold`` starts with empty task and feature caches; ``warm`` runs
+again on the caches the cold run filled. Prints the medians and writes
+``docs/results/ranking_speed_<cpu>.json``. Run it alone on the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from recommender.core.targets import host_target
-from recommender.evaluate.workflows import load_cost_model
-from recommender.learn.feature_cache import FeatureCache
-from recommender.logs.sources import load_sources, log_dir, resolve_sources
-from recommender.networks.zoo import families, load_zoo_network
-from recommender.recommend.ranking import rank_candidates
-from recommender.tasks.extract import extract_tasks
-from recommender.transfer.candidate import apply_candidates
+SCENARIOS = ("cold", "warm", "cold_no_index", "cold_single_stage")
+
+
+def measure(model: str, scenario: str) -> dict:
+    """One run in this process (called in a fresh one by ``main``)."""
+    start = time.perf_counter()
+    from recommender.core import paths
+    from recommender.core.targets import host_target
+    from recommender.evaluate.workflows import load_cost_model
+    from recommender.learn.cost_models import SCREEN_KEEP
+    from recommender.learn.feature_cache import FeatureCache
+    from recommender.logs.sources import load_sources, log_dir, resolve_sources
+    from recommender.networks.zoo import families, load_zoo_network
+    from recommender.recommend.ranking import rank_candidates
+    from recommender.tasks.extract import extract_tasks
+    from recommender.transfer.candidate import apply_candidates
+
+    phases = {"import": time.perf_counter() - start}
+    target = host_target()
+    network = load_zoo_network(model)
+    cost_model = load_cost_model(None, target)
+    start = time.perf_counter()
+    names = resolve_sources("all", network.name)
+    sources = load_sources({n: log_dir(n) for n in names}, target, top_n=3)
+    phases["sources"] = time.perf_counter() - start
+    start = time.perf_counter()
+    tasks = extract_tasks(network, target)
+    phases["extract"] = time.perf_counter() - start
+    kernels = apply_candidates(tasks, sources, target)
+    ranked = rank_candidates(
+        kernels,
+        cost_model,
+        target,
+        family_of=families(),
+        target_family=network.family,
+        cache=FeatureCache(),
+        keep=None if scenario == "cold_single_stage" else SCREEN_KEEP,
+        timings=phases,
+    )
+    return {
+        "phases_s": {k: round(v, 2) for k, v in phases.items()},
+        "total_s": round(sum(phases.values()), 2),
+        "kernels": len(tasks),
+        "candidates": sum(len(k.candidates) for k in kernels),
+        "ranked": sum(len(r.candidates) for r in ranked),
+        "sources_read": len(sources),
+        "corpus": str(paths.root()),
+    }
+
+
+def run(model: str, scenario: str, cache: Path, corpus: Path) -> dict:
+    env = {**os.environ, "RECOMMENDER_CACHE": str(cache), "RECOMMENDER_HOME": str(corpus)}
+    out = subprocess.run(
+        [sys.executable, __file__, model, "--measure", scenario],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?", default="resnet50")
-    parser.add_argument("--top-n", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--model-dir", default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--measure", choices=SCENARIOS, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.model, args.measure)))
+        return
 
-    target = host_target()
-    model = load_cost_model(Path(args.model_dir) if args.model_dir else None, target)
-    network = load_zoo_network(args.model)
-    names = resolve_sources("all", network.name)
-    start = time.perf_counter()
-    sources = load_sources({n: log_dir(n) for n in names}, target, top_n=args.top_n)
-    load_s = time.perf_counter() - start
-    phases: dict[str, list[float]] = {"extract": [], "rank_cold": [], "rank_cached": []}
-    with tempfile.TemporaryDirectory() as root:
-        for repeat in range(args.repeats):
-            start = time.perf_counter()
-            tasks = extract_tasks(network, target)
-            phases["extract"].append(time.perf_counter() - start)
-            cache = FeatureCache(Path(root) / str(repeat))
-            for phase in ("rank_cold", "rank_cached"):  # the first fills the cache
-                kernels = apply_candidates(tasks, sources, target)
-                start = time.perf_counter()
-                ranked = rank_candidates(
-                    kernels,
-                    model,
-                    target,
-                    family_of=families(),
-                    target_family=network.family,
-                    cache=cache,
-                )
-                phases[phase].append(time.perf_counter() - start)
-    candidates = sum(len(k.candidates) for k in kernels)
-    applied = sum(len(r.candidates) for r in ranked)
-    medians = {k: statistics.median(v) for k, v in phases.items()}
-    rank_s = medians["rank_cold"]
-    result = {
-        "network": network.name,
-        "sources": names,
-        "top_n": args.top_n,
-        "kernels": len(tasks),
-        "candidates": candidates,
-        "applied": applied,
-        "load_sources_s": round(load_s, 2),
-        "median_s": {k: round(v, 2) for k, v in medians.items()},
-        "rank_all_s": round(rank_s, 2),
-        "per_candidate_ms": round(1e3 * rank_s / max(candidates, 1), 2),
-        "per_candidate_cached_ms": round(1e3 * medians["rank_cached"] / max(candidates, 1), 2),
+    from recommender.core import paths
+    from recommender.core.targets import host_target
+
+    corpus = paths.root()
+    runs: dict[str, list[dict]] = {s: [] for s in SCENARIOS}
+    for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory() as root:
+            cache = Path(root) / "cache"
+            runs["cold"].append(run(args.model, "cold", cache, corpus))
+            runs["warm"].append(run(args.model, "warm", cache, corpus))
+            single = run(args.model, "cold_single_stage", Path(root) / "cache1", corpus)
+            runs["cold_single_stage"].append(single)
+            bare = Path(root) / "corpus"  # the corpus without its source index
+            shutil.copytree(corpus / "models", bare / "models")
+            shutil.copytree(
+                paths.logs(),
+                bare / "datasets" / "logs",
+                ignore=shutil.ignore_patterns(
+                    "sources.json.gz", "database_*.json", "timestamps.jsonl"
+                ),
+            )
+            runs["cold_no_index"].append(run(args.model, "cold_no_index", cache / "2", bare))
+    cpu = str(host_target().attrs.get("mcpu", "host"))
+    summary = {
+        "command": f"python scripts/bench_ranking.py {args.model} --repeats {args.repeats}",
+        "date": datetime.date.today().isoformat(),
+        "cpu": cpu,
+        "network": args.model,
+        "median_total_s": {
+            s: statistics.median(r["total_s"] for r in rs) for s, rs in runs.items()
+        },
+        "median_phases_s": {
+            s: {
+                phase: round(statistics.median(r["phases_s"][phase] for r in rs), 2)
+                for phase in rs[0]["phases_s"]
+            }
+            for s, rs in runs.items()
+        },
+        "runs": runs,
     }
-    print(json.dumps(result, indent=1))
+    out = args.out or paths.CHECKOUT / "docs" / "results" / f"ranking_speed_{cpu}.json"
+    out.write_text(json.dumps(summary, indent=1) + "\n")
+    for scenario, phases in summary["median_phases_s"].items():
+        total = summary["median_total_s"][scenario]
+        detail = ", ".join(f"{k} {v:.1f}" for k, v in phases.items())
+        print(f"{scenario:18s} {total:6.1f} s  ({detail})")
+    print(f"written: {out}")
 
 
 if __name__ == "__main__":
