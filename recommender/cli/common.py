@@ -23,9 +23,10 @@ def print_json(data) -> None:
 
 
 def relative(path: Path) -> str:
-    """A path inside the checkout as written in shipped metadata: relative, so it moves."""
+    """A path inside the checkout as written in shipped metadata: relative to the checkout, so
+    it moves with it (and names the corpus)."""
     path = path.resolve()
-    return str(path.relative_to(paths.root())) if path.is_relative_to(paths.root()) else str(path)
+    return str(path.relative_to(paths.CHECKOUT)) if path.is_relative_to(paths.CHECKOUT) else str(path)
 
 
 def format_table(rows: list[list], header: list[str]) -> str:
