@@ -26,7 +26,9 @@ def relative(path: Path) -> str:
     """A path inside the checkout as written in shipped metadata: relative to the checkout, so
     it moves with it (and names the corpus)."""
     path = path.resolve()
-    return str(path.relative_to(paths.CHECKOUT)) if path.is_relative_to(paths.CHECKOUT) else str(path)
+    return (
+        str(path.relative_to(paths.CHECKOUT)) if path.is_relative_to(paths.CHECKOUT) else str(path)
+    )
 
 
 def format_table(rows: list[list], header: list[str]) -> str:
