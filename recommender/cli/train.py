@@ -48,6 +48,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     dataset_option(p)
     p.add_argument("--plot", type=Path, default=None, help="write the score-vs-k plot (PNG)")
+    p.add_argument(
+        "--throughput-baseline",
+        action="store_true",
+        help="also evaluate MetaSchedule's XGB throughput model pre-trained on the corpus logs "
+        "(approximated: learn/throughput_baseline.py); featurising the logs' records takes "
+        "about 8 min per corpus the first time, then it is cached",
+    )
+    p.add_argument(
+        "--logs",
+        type=Path,
+        default=None,
+        help="the tuning logs for --throughput-baseline (default: the dataset's sibling "
+        "../logs, else the corpus's datasets/logs)",
+    )
 
 
 def cmd_train(args) -> int:
@@ -82,7 +96,10 @@ def cmd_evaluate_model(args) -> int:
     from ..learn.dataset import load_dataset
     from ..learn.evaluation import leave_one_model_out, mean_metrics, plot_score_vs_k
 
-    results = leave_one_model_out(load_dataset(args.dataset))
+    learners = None
+    if args.throughput_baseline:
+        learners = _with_throughput_baseline(args.dataset, args.logs)
+    results = leave_one_model_out(load_dataset(args.dataset), learners)
     means = mean_metrics(results)
     if args.plot:
         plot_score_vs_k(results, args.plot)
@@ -99,6 +116,20 @@ def cmd_evaluate_model(args) -> int:
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
+
+
+def _with_throughput_baseline(dataset: Path, logs: Path | None) -> dict:
+    """Every learner and the throughput baseline, its records featurised (or read from the
+    cache) for the dataset's target."""
+    from ..core.targets import parse_target
+    from ..learn.dataset import dataset_provenance
+    from ..learn.evaluation import with_throughput_baseline
+    from ..learn.throughput_baseline import corpus_logs, record_features
+
+    if logs is None:
+        logs = dataset.parent / "logs" if (dataset.parent / "logs").is_dir() else paths.logs()
+    target = parse_target(json.dumps(dataset_provenance(dataset)["target"]))
+    return with_throughput_baseline(record_features(corpus_logs(logs), target))
 
 
 def _print_evaluation(results: list, means: dict) -> None:

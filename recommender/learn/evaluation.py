@@ -25,6 +25,7 @@ from sklearn.metrics import ndcg_score
 from ..core.errors import InputError
 from .cost_models import OBJECTIVE, SCREEN_KEEP, FailureClassifier
 from .kernel_data import KernelData
+from .throughput_baseline import RecordFeatures, fit_without, store_columns
 from .training import TrainingSet, check_trainable, fit_ranker, training_set
 
 LEARNERS: dict[str, tuple[str, dict]] = {
@@ -36,6 +37,9 @@ LEARNERS: dict[str, tuple[str, dict]] = {
     "best-home": ("best-home", {}),
     "random": ("random", {}),
 }
+# MetaSchedule's cost model pre-trained on the corpus logs (an approximation, see
+# throughput_baseline); needs the logs' records, so ``with_throughput_baseline`` adds it
+THROUGHPUT = "pretrained-throughput"
 KS = tuple(range(1, 11))
 TIE = 0.02  # times closer than this are noise, not an order to predict
 
@@ -146,9 +150,26 @@ def leave_one_model_out(
     return results
 
 
+def with_throughput_baseline(
+    records: RecordFeatures, learners: dict[str, tuple[str, dict]] | None = None
+) -> dict[str, tuple[str, dict]]:
+    """``learners`` (default ``LEARNERS``) and the pre-trained throughput baseline, trained on
+    ``records`` (``throughput_baseline.record_features`` of the corpus logs)."""
+    return {
+        **(learners or LEARNERS),
+        "ms-xgb-throughput-approx": (THROUGHPUT, {"records": records}),
+    }
+
+
 def _scores(name: str, params: dict, train: TrainingSet, test: TrainingSet) -> np.ndarray:
     """A learner's scores of the test candidates; ``two-stage`` ranks as the recommender does:
-    the screen ranker's ``keep`` best of each kernel by the full ranker, then the rest."""
+    the screen ranker's ``keep`` best of each kernel by the full ranker, then the rest. The
+    throughput baseline ignores ``train``: it learns from the records of every log but the
+    held-out networks'."""
+    if name == THROUGHPUT:
+        params = dict(params)
+        held_out = {k.network for k in test.kernels}
+        return fit_without(params.pop("records"), held_out, **params).predict(store_columns(test.X))
     if name != "two-stage":
         return fit_ranker(name, train, **params).predict(test.X)
     params = dict(params)

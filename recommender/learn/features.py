@@ -173,10 +173,16 @@ def level_features(source: SourceSchedule, target: WorkloadDescriptor, level: Le
 
 def program_features(task: Task, schedules: list, target: tvm.target.Target) -> np.ndarray:
     """Mean and max of PerStoreFeature over each schedule's stores: shape (n, 2 x 164)."""
+    return store_features(task.mod, schedules, target)
+
+
+def store_features(mod: tvm.IRModule, schedules: list, target: tvm.target.Target) -> np.ndarray:
+    """``program_features`` of schedules of the workload ``mod``: one function, so that a
+    corpus record featurised at home (``throughput_baseline``) is described as a candidate is."""
     if not schedules:
         return np.zeros((0, 2 * STORE_FEATURES))
-    context = tune_context(mod=task.mod, target=target)
-    func = next(iter(task.mod.functions.values()))
+    context = tune_context(mod=mod, target=target)
+    func = next(iter(mod.functions.values()))
     args = ms.arg_info.ArgInfo.from_prim_func(func)
     candidates = [ms.MeasureCandidate(sch, args) for sch in schedules]
     per_store = ms.feature_extractor.PerStoreFeature().extract_from(context, candidates)
