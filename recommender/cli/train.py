@@ -53,7 +53,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also evaluate MetaSchedule's XGB throughput model pre-trained on the corpus logs "
         "(approximated: learn/throughput_baseline.py); featurising the logs' records takes "
-        "about 8 min per corpus the first time, then it is cached",
+        "about 5-8 min per corpus the first time, then it is cached",
     )
     p.add_argument(
         "--logs",

@@ -26,8 +26,9 @@ columns of the programs that were measured, and only the corpus records need fea
 ``trace_key``, the level from ``l_anchor``) and a per-store cache of the candidates beside this
 module's one of the records, then ``XGBModel``'s own ``_train`` on the records' FeatureGroups.
 
-The records' features cost about 19 ms each (a trace replay to decode the record, then
-PerStoreFeature), some 8 minutes per corpus of 25 thousand records on one core. They are
+The records' features cost 12-19 ms each (a trace replay to decode the record, then
+PerStoreFeature): 4232 records of three logs took 57 s on one busy core of the 2-core EPYC, so
+a corpus of 25 thousand takes some 5-8 minutes. They are
 cached per log under ``paths.cache_root()``, keyed by the log's content, the target and TVM's
 version: an interrupted extraction resumes at the next log, and a log that grew is read again.
 Failed records (MetaSchedule stores 1e10 s) are skipped: their label, and so their weight in
