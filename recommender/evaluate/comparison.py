@@ -4,6 +4,7 @@ built and timed in one interleaved run, then MetaSchedule's time to match each m
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,11 @@ from ..transfer.report import UNTUNED_NOTE
 from . import endtoend
 from .baselines import MetaScheduleBuilds
 from .metrics import method_row
+
+logger = logging.getLogger(__name__)
+
+BASELINES = ("pytorch_eager", "onnxruntime")  # keys of the comparison, in the page's order
+INSTALL_HINT = "install the zoo extra: pip install -e '.[zoo]', see README"
 
 
 def compare(
@@ -37,6 +43,7 @@ def compare(
 
     The log may come from the same CPU with more cores than ``target`` (the edge profile):
     MetaSchedule's schedules are then timed on ``target``'s cores like every other build.
+    So are the baselines (``baselines``: PyTorch eager, ONNX Runtime), in the same rounds.
     """
     log = TuningLog.open(log_path, target=target, other_cores=True)
     prepared = prepare(network.mod)
@@ -66,9 +73,9 @@ def compare(
         for m in method_dirs
         if m in builds
     }
-    eager, eager_missing = pytorch_eager(network.name, int(target.attrs["num-cores"]))
-    times = _time_unique({**builds, **probes}, network, {"pytorch_eager": eager} if eager else {})
-    eager_s = times.get("pytorch_eager")
+    others, missing = baselines(network.name, int(target.attrs["num-cores"]))
+    times = _time_unique({**builds, **probes}, network, others)
+    eager_s, ort_s = times.get("pytorch_eager"), times.get("onnxruntime")
     curve = [(s, times[f"ms@{s}"]) for s in grid]
     untuned_s, full_s = times["untuned"], times["metaschedule"]
     max_speedup = untuned_s / full_s
@@ -85,6 +92,7 @@ def compare(
             full_s,
             matches[name],
             eager_s,
+            ort_s,
         )
         for name in method_dirs
     }
@@ -98,9 +106,7 @@ def compare(
             "records": len(metaschedule.timed),
             "budget": log.provenance().get("budget", {}),
         },
-        "pytorch_eager": {"ms": round(eager_s * 1e3, 3)}
-        if eager_s
-        else {"not_timed": eager_missing},
+        **{key: _baseline_cell(times.get(key), missing.get(key)) for key in BASELINES},
         "curve": [[round(s, 1), round(t * 1e3, 3)] for s, t in curve],
         "time_to_match": "bisected between grid points" if refine else "grid point (upper bound)",
         "methods": rows,
@@ -122,6 +128,24 @@ def _time_unique(
     }
 
 
+def baselines(name: str, threads: int) -> tuple[dict[str, Callable[[], float]], dict[str, str]]:
+    """The timers of what a user would run instead of TVM (``BASELINES``), timed in the same
+    interleaved rounds as the builds; and for each one missing, why."""
+    timers, missing = {}, {}
+    for key, make in (("pytorch_eager", pytorch_eager), ("onnxruntime", onnxruntime)):
+        timer, why = make(name, threads)
+        if timer is None:
+            missing[key] = why
+        else:
+            timers[key] = timer
+    return timers, missing
+
+
+def _baseline_cell(seconds: float | None, why: str | None) -> dict:
+    """A baseline's entry in the comparison: its milliseconds, or why it was not timed."""
+    return {"ms": round(seconds * 1e3, 3)} if seconds else {"not_timed": why}
+
+
 def pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
     """A timing round of the zoo network in PyTorch eager, or why there is none."""
     if name not in zoo_names():
@@ -129,8 +153,26 @@ def pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None, 
     try:
         from ..networks import torch_zoo
     except ImportError as err:
-        return None, f"{err.name} is not installed (the zoo extra: see README)"
+        return None, f"{err.name} is not installed ({INSTALL_HINT})"
     return torch_zoo.eager_timer(name, threads), None
+
+
+def onnxruntime(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
+    """A timing round of the zoo network in ONNX Runtime (exported to ONNX once, cached), or
+    why there is none. A failed export or session is a reason, not an error: the baseline
+    must not cost an evaluation that ran for an hour."""
+    if name not in zoo_names():
+        return None, "not a zoo network"
+    try:
+        from ..networks import onnxruntime_baseline
+
+        return onnxruntime_baseline.ort_timer(name, threads), None
+    except ImportError as err:
+        return None, f"{err.name} is not installed ({INSTALL_HINT})"
+    except Exception as err:  # torch's exporter and ONNX Runtime raise their own types
+        logger.warning("ONNX Runtime baseline of %s: %s", name, err)
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return None, f"export to ONNX or ONNX Runtime session failed: {first}"
 
 
 def _times_to_match(

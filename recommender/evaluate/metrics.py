@@ -37,6 +37,7 @@ def method_row(
     full_s: float,
     match_s: float | None,
     eager_s: float | None,
+    ort_s: float | None = None,
 ) -> dict:
     """A method's cell of the evaluation: the paper's metrics plus what its search reported."""
     row = {"ms": round(latency_s * 1e3, 3)}
@@ -52,6 +53,7 @@ def method_row(
         "tuned_kernels": search.get("tuned_kernels"),
         "metaschedule_same_time_speedup": round(untuned_s / same_time_s, 3),
         "speedup_over_pytorch_eager": round(eager_s / latency_s, 3) if eager_s else None,
+        "speedup_over_onnxruntime": round(ort_s / latency_s, 3) if ort_s else None,
     }
     return row
 
@@ -68,6 +70,7 @@ def means(rows: list[dict], methods: list[str]) -> dict[str, dict]:
             "search_s",
             "time_to_match_over_search",
             "speedup_over_pytorch_eager",
+            "speedup_over_onnxruntime",
         ):
             values = [c[key] for c in cells if c.get(key) is not None]
             if values:

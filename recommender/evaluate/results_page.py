@@ -17,8 +17,9 @@ def _fmt(value, spec: str = ".2f", suffix: str = "") -> str:
 def means_table(results: dict) -> list[str]:
     lines = [
         "| method | networks | speedup | share of max speedup | search s | "
-        "MetaSchedule time to match / search | speedup over PyTorch eager |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "MetaSchedule time to match / search | speedup over PyTorch eager | "
+        "speedup over ONNX Runtime |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for method in results["methods"]:
         m = results["means"].get(method["name"], {})
@@ -29,7 +30,8 @@ def means_table(results: dict) -> list[str]:
             f"{_fmt(m.get('search_s'), '.0f')} | "
             f"{_fmt(m.get('time_to_match_over_search'), '.1f', 'x')} "
             f"(median {_fmt(m.get('time_to_match_over_search_median'), '.1f', 'x')}) | "
-            f"{_fmt(m.get('speedup_over_pytorch_eager'), '.2f', 'x')} |"
+            f"{_fmt(m.get('speedup_over_pytorch_eager'), '.2f', 'x')} | "
+            f"{_fmt(m.get('speedup_over_onnxruntime'), '.2f', 'x')} |"
         )
     return lines
 
@@ -41,13 +43,14 @@ def network_table(row: dict) -> list[str]:
         "",
         f"Untuned {row['untuned_ms']:.2f} ms; full MetaSchedule {meta['ms']:.2f} ms "
         f"({meta['speedup']:.2f}x, {meta['records']} records in {meta['tuning_s'] / 60:.1f} min "
-        f"of tuning, budget {meta['budget']}); {_eager(row)}.",
+        f"of tuning, budget {meta['budget']}); {_baselines(row)}.",
         "",
         f"MetaSchedule's time to match: {row.get('time_to_match', 'bisected')}.",
         "",
         "| method | ms | speedup | share of max | t_max / t | search s | timed | "
-        "MetaSchedule at same time | MetaSchedule time to match | / search | vs eager |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "MetaSchedule at same time | MetaSchedule time to match | / search | vs eager | "
+        "vs ONNX Runtime |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, cell in row["methods"].items():
         if "wrong" in cell:
@@ -63,18 +66,27 @@ def network_table(row: dict) -> list[str]:
             f"{cell['metaschedule_same_time_speedup']:.2f}x | "
             f"{'not matched' if match is None else f'{match:.0f} s'} | "
             f"{_fmt(cell['time_to_match_over_search'], '.1f', 'x')} | "
-            f"{_fmt(cell.get('speedup_over_pytorch_eager'), '.2f', 'x')} |"
+            f"{_fmt(cell.get('speedup_over_pytorch_eager'), '.2f', 'x')} | "
+            f"{_fmt(cell.get('speedup_over_onnxruntime'), '.2f', 'x')} |"
         )
     for name, why in row.get("skipped", {}).items():
         lines.append(f"| {name} | skipped: {why} |")
     return lines + [""]
 
 
-def _eager(row: dict) -> str:
-    eager = row.get("pytorch_eager", {"not_timed": "not measured in this run"})
-    if "ms" in eager:
-        return f"PyTorch eager {eager['ms']:.2f} ms"
-    return f"PyTorch eager not timed ({eager['not_timed']})"
+BASELINE_NAMES = {"pytorch_eager": "PyTorch eager", "onnxruntime": "ONNX Runtime"}
+
+
+def _baselines(row: dict) -> str:
+    """Each baseline's time, or why it was not timed (rows written before it existed lack it)."""
+    texts = []
+    for key, label in BASELINE_NAMES.items():
+        cell = row.get(key, {"not_timed": "not measured in this run"})
+        if "ms" in cell:
+            texts.append(f"{label} {cell['ms']:.2f} ms")
+        else:
+            texts.append(f"{label} not timed ({cell['not_timed']})")
+    return "; ".join(texts)
 
 
 def _pyplot():
@@ -112,9 +124,11 @@ def plot_speedup_vs_search(results: dict, path: Path) -> None:
             color="gray",
             label="MetaSchedule",
         )
-        eager_ms = row.get("pytorch_eager", {}).get("ms")
-        if eager_ms:
-            ax.axhline(untuned / eager_ms, color="black", linestyle=":", label="PyTorch eager")
+        for key, style in (("pytorch_eager", ":"), ("onnxruntime", "-.")):
+            baseline_ms = row.get(key, {}).get("ms")
+            if baseline_ms:
+                label = BASELINE_NAMES[key]
+                ax.axhline(untuned / baseline_ms, color="black", linestyle=style, label=label)
         for name, cell in row["methods"].items():
             if "speedup" in cell:
                 ax.scatter(max(cell["search_s"], 1.0), cell["speedup"], label=name, zorder=3)
@@ -181,7 +195,10 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         "",
         f"Note: {results['note']}. PyTorch eager (what users run without a compiler) is the "
         "zoo's own torchvision/transformers module on the same input, as many threads as the "
-        "target has cores, timed in the same interleaved rounds when torch is installed.",
+        "target has cores, timed in the same interleaved rounds when torch is installed. ONNX "
+        "Runtime is that module exported to ONNX (legacy exporter, opset 17) and run by its CPU "
+        "execution provider with every graph optimisation, as many intra-op threads as the "
+        "target has cores and one inter-op thread, in the same rounds, when it is installed.",
         "",
         f"Every number: [`{figures.name}/evaluate.json`]({figures.name}/evaluate.json).",
         "",
