@@ -15,6 +15,7 @@ torch version and kept under ``paths.cache_root()``: exporting VGG-16 writes 550
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -92,14 +93,16 @@ def export_onnx(module: torch.nn.Module, inputs: Mapping[str, torch.Tensor], pat
 
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    torch.onnx.export(
-        module,
-        tuple(inputs.values()),
-        str(partial),
-        input_names=list(inputs),
-        opset_version=OPSET,
-        dynamo=False,
-    )
+    with warnings.catch_warnings():  # the legacy exporter is chosen, its deprecation known
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            module,
+            tuple(inputs.values()),
+            str(partial),
+            input_names=list(inputs),
+            opset_version=OPSET,
+            dynamo=False,
+        )
     return partial.replace(path)
 
 
