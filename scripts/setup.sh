@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv (once) and install the package; `setup.sh test` adds the test tools and the zoo
-# extra (PyTorch eager is a tested baseline). Idempotent and quiet.
+# extra (PyTorch eager and ONNX Runtime are tested baselines). Idempotent and quiet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
