@@ -99,12 +99,18 @@ def watch(
     seen: dict[psutil.Process, str] = {}
     start, signalled_at = time.monotonic(), None
     while proc.poll() is None:
+        # listed again each round: a child caught between fork and exec still shows its
+        # parent's command line
         try:
-            for child in psutil.Process(proc.pid).children(recursive=True):
-                if child not in seen:
-                    seen[child] = f"parent {child.ppid()}: {' '.join(child.cmdline())}"
-        except psutil.Error:  # a process ended while it was listed
-            pass
+            children = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.Error:
+            children = []
+        for child in children:
+            try:
+                if command := child.cmdline():
+                    seen[child] = f"parent {child.ppid()}: {' '.join(command)}"
+            except psutil.Error:  # it ended while it was listed
+                seen.setdefault(child, "ended before its command was read")
         if signum is not None and signalled_at is None and when(out.read_text()):
             os.killpg(proc.pid, signum) if to_group else proc.send_signal(signum)
             signalled_at = time.monotonic()
