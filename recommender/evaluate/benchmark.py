@@ -13,12 +13,15 @@ For a network N with a log in the corpus:
    interleaved). Written to ``OUT/N/compare.json``.
 
 The methods without a cost model run on every network before the others: the exhaustive
-transfer from every other network times exactly the rank-0 pairs of the transfer-benefit
-dataset, so its measurements are added to the dataset the held-out models then train on.
+transfers from every other network time pairs of the transfer-benefit dataset (the recommender's
+pool holds the paper's), so their measurements are added to the dataset the held-out models
+then train on.
 
-Search time counts choosing only (ranking, applying, building, checking, timing candidates);
-task extraction and reading logs are common to every method, MetaSchedule included, and are
-left out. Pre-tuning the source networks is amortised, as in the paper.
+Search time runs from the command's start to the compiled network: reading the source logs,
+loading the network and the cost model, choosing, compiling (each phase in the search's
+``phases_s``; ``searches.search``). MetaSchedule's clock is its log's, from its first batch.
+Training the held-out cost models is reported apart (``held_out_training_s``); pre-tuning the
+source networks is amortised, as in the paper.
 """
 
 from __future__ import annotations
@@ -41,10 +44,12 @@ from ..networks.zoo import load_zoo_network
 from ..transfer.report import UNTUNED_NOTE
 from .comparison import compare
 from .methods import METHODS
-from .metrics import means
+from .metrics import common_networks, means
 from .searches import (
+    BUILDS,
     held_out_model,
     log_record_counts,
+    method_dir,
     read_json,
     search,
     search_digest,
@@ -69,13 +74,20 @@ class Evaluation:
     remote: RemoteDevice | None
     progress: bool
     log_sizes: dict[str, int] = field(default_factory=dict)
-    _loaded: dict[str, Network] = field(default_factory=dict)
+    _loaded: dict[str, tuple[Network, float]] = field(default_factory=dict)
 
     def network(self, name: str) -> Network:
         """The network, loaded when first needed; only the last one is kept."""
+        return self.loaded(name)[0]
+
+    def loaded(self, name: str) -> tuple[Network, float]:
+        """The network and the seconds its loading took, counted in every method's search
+        time (each would load it alone), though it is loaded once for all of them."""
         if name not in self._loaded:
             self._loaded.clear()
-            self._loaded[name] = self.load_network(name)
+            start = time.perf_counter()
+            network = self.load_network(name)
+            self._loaded[name] = network, time.perf_counter() - start
         return self._loaded[name]
 
     def search_all(self, name: str, chosen: list[str]) -> dict[str, dict]:
@@ -88,8 +100,8 @@ class Evaluation:
                 name,
                 METHODS[method],
                 self.target,
-                net_dir / method,
-                load=lambda: self.network(name),
+                method_dir(net_dir, METHODS[method]),
+                load=lambda: self.loaded(name),
                 model_for=lambda held_out: held_out_model(
                     held_out, self.dataset_dir, net_dir / "model", self.target
                 ),
@@ -121,14 +133,18 @@ class Evaluation:
                 self.logs / name,
                 grid_points=self.grid_points,
                 refine=self.refine,
-                keep=net_dir / "builds",
+                keep=net_dir / BUILDS,  # the searches' compiled networks are there
             )
             row["compared"] = compared
             write_json(net_dir / "compare.json", row)
-            shutil.rmtree(net_dir / "builds", ignore_errors=True)  # up to 100s of MB per build
+            shutil.rmtree(net_dir / BUILDS, ignore_errors=True)  # up to 100s of MB per build
         row["skipped"] = {m: r["skipped"] for m, r in reports.items() if "skipped" in r}
         row["searches"] = {
-            m: {"phases_s": r.get("phases_s"), "sources": r.get("sources")}
+            m: {
+                "phases_s": r.get("phases_s"),
+                "sources": r.get("sources"),
+                "held_out_training_s": r.get("held_out_training_s"),
+            }
             for m, r in reports.items()
             if m in done
         }
@@ -142,10 +158,11 @@ class Evaluation:
             "candidates_timed_on": str(self.remote) if self.remote else "this host",
             "tvm": tvm.__version__,
             "date": time.strftime("%Y-%m-%d"),
-            "methods": [METHODS[m].to_json() for m in self.methods],
+            "methods": [{**METHODS[m].to_json(), "label": METHODS[m].label} for m in self.methods],
             "networks": rows,
             "not_evaluated": not_evaluated,
             "means": means(rows, self.methods),
+            "means_over": dict(zip(("networks", "left_out"), common_networks(rows, self.methods))),
             "note": UNTUNED_NOTE,
         }
         write_json(self.out / "results.json", results)
@@ -201,9 +218,9 @@ def evaluate(
     run.log_sizes = log_record_counts(every_log, target)
     if any(not (run.dataset_dir / name).is_dir() for name in logged):
         # every other network first: the paper's pairs are among its pairs, and not timed twice
-        exhaustive = sorted(
+        exhaustive = sorted(  # the largest pool first: the others read its measurements
             (m for m in methods if METHODS[m].budget is None),
-            key=lambda m: METHODS[m].sources != "all",
+            key=lambda m: (METHODS[m].sources != "all", -METHODS[m].top_n, -len(METHODS[m].levels)),
         )
         for name in logged:
             run.search_all(name, exhaustive)  # read back unless missing or stale

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,9 +28,12 @@ from ..transfer.database import write_records
 from ..transfer.exhaustive import TransferRun, transfer_tune
 from ..transfer.journal import JOURNAL, Journal
 from ..transfer.report import summary
+from . import endtoend
 from .methods import Method
 
 logger = logging.getLogger(__name__)
+
+BUILDS = "builds"  # beside the methods' dirs: the compiled networks, until compared
 
 
 def read_json(path: Path) -> dict | None:
@@ -51,9 +55,11 @@ def write_json(path: Path, data: dict) -> None:
 
 def held_out_model(
     network: str, dataset_dir: Path, out_dir: Path, target: tvm.target.Target
-) -> model_files.CostModel:
+) -> tuple[model_files.CostModel, float]:
     """The cost model that never saw ``network``: trained without its kernels and without rows
-    whose source schedule came from it (saved in ``out_dir`` and reused on a rerun).
+    whose source schedule came from it (saved in ``out_dir`` and reused on a rerun); and the
+    seconds training it took here (0 when read back). Training is reported apart from search
+    time: a user ships a trained model, as the paper amortises the source networks' tuning.
 
     A saved model trained on another state of the dataset is refused: the searches beside it
     were ranked by it, so mixing them with a new model would mix two experiments.
@@ -68,8 +74,9 @@ def held_out_model(
                 f"{out_dir}: trained on another state of {dataset_dir} (hash {trained_on}, "
                 f"now {data.data_hash()}); evaluate into a new --out, or delete {out_dir.parent}"
             )
-        return model
-    return fit_and_save(
+        return model, 0.0
+    start = time.perf_counter()
+    model = fit_and_save(
         kernels,
         out_dir,
         target,
@@ -77,6 +84,18 @@ def held_out_model(
         exclude_source=network,
         what=f"the transfer-benefit dataset without {network}",
     )
+    return model, time.perf_counter() - start
+
+
+def method_dir(net_dir: Path, method: Method) -> Path:
+    """Where ``method``'s state on a network lives; state left under a former name of the
+    method is moved there first, so a renamed method resumes from it."""
+    own = net_dir / method.name
+    for former in method.formerly:
+        if not own.exists() and (net_dir / former).is_dir():
+            logger.info("%s: renamed to %s", net_dir / former, own)
+            (net_dir / former).rename(own)
+    return own
 
 
 def search(
@@ -85,23 +104,31 @@ def search(
     target: tvm.target.Target,
     out_dir: Path,
     *,
-    load: Callable[[], Network],
-    model_for: Callable[[str], model_files.CostModel],
+    load: Callable[[], tuple[Network, float]],
+    model_for: Callable[[str], tuple[model_files.CostModel, float]],
     logs: Path | None = None,
     log_sizes: dict[str, int],
     remote: RemoteDevice | None = None,
     progress: bool = True,
     keep_in: Path | None = None,
 ) -> dict:
-    """Run ``method`` on network ``name`` (``load``ed only if the search runs), or read its
-    earlier run; returns its search report, or ``{"skipped": why}`` (not kept: a rerun tries
-    again, e.g. once a source log exists).
+    """Run ``method`` on network ``name`` or read its earlier run; returns its search report,
+    or ``{"skipped": why}`` (not kept: a rerun tries again, e.g. once a source log exists).
 
-    The exhaustive run over every other network measures the rank-0 pairs of the
-    transfer-benefit dataset; with ``keep_in`` (a dataset dir) they are added to it. Pairs
-    measured by another exhaustive run beside ``out_dir`` are not timed again. An earlier
-    run made from other states of the source logs (a log resumed or added since; ``log_sizes``:
-    records per log) is redone.
+    ``load`` gives the network (loaded only if the search runs) and the seconds loading it
+    took; ``model_for`` the held-out cost model and the seconds training it took (0 if read
+    back). Search time runs from the command's start to the compiled network, as a user would
+    wait for it: reading the source logs, loading the network and the cost model, choosing
+    (extract, rank or apply, time, check) and compiling, each phase in ``phases_s``; training
+    the held-out model is ``held_out_training_s``, not search time. ``schedules_s`` is the
+    choosing alone (what ``search_s`` counted before). The compiled network is kept beside
+    ``out_dir`` (``builds/``), where the comparison finds it.
+
+    The exhaustive runs over every other network measure pairs of the transfer-benefit
+    dataset; with ``keep_in`` (a dataset dir) they are added to it. Pairs measured by another
+    exhaustive run beside ``out_dir`` are not timed again (their recorded time is counted). An
+    earlier run made from other states of the source logs (a log resumed or added since;
+    ``log_sizes``: records per log) is redone.
     """
     try:
         names = resolve_sources(method.sources, name, logs)
@@ -112,7 +139,7 @@ def search(
     report_path = out_dir / "search.json"
     done = read_json(report_path)
     if done is not None:
-        if done.get("source_records") == sizes and done.get("method") == method.to_json():
+        if done.get("source_records") == sizes and method.made(done.get("method")):
             return done
         logger.warning(
             "%s: made by %s from source logs of %s records, now %s and %s; searching again",
@@ -122,15 +149,22 @@ def search(
             method.to_json(),
             sizes,
         )
-    network = load()
+    phases, trained_s = {}, 0.0
+    start = time.perf_counter()
     sources = load_sources(source_logs, target, top_n=method.top_n)
+    phases["read_sources"] = time.perf_counter() - start
+    network, phases["load_network"] = load()
     if method.budget is None:
-        report = _exhaustive(network, method, sources, target, out_dir, remote, progress, keep_in)
+        report, prepared = _exhaustive(
+            network, method, sources, target, out_dir, remote, progress, keep_in
+        )
     else:
+        start = time.perf_counter()
         try:
-            model = model_for(network.name)
+            model, trained_s = model_for(network.name)
         except InputError as err:
             return {"skipped": f"no held-out cost model: {err}"}
+        phases["load_model"] = time.perf_counter() - start - trained_s
         result = recommend(
             network,
             target,
@@ -143,15 +177,32 @@ def search(
             levels=method.levels,
         )
         write_records(result.picks, target, out_dir)
-        report = recommendation_summary(result, {})
-    report.update(method=method.to_json(), sources=names, source_records=sizes)
+        report, prepared = recommendation_summary(result, {}), result.prepared
+    start = time.perf_counter()
+    builds = endtoend.Builds(prepared, target, keep=out_dir.parent / BUILDS)
+    builds.want(method.name, out_dir)
+    builds.build_wanted()
+    phases["compile"] = time.perf_counter() - start
+    phases = {k: round(v, 2) for k, v in phases.items()} | report["phases_s"]
+    report.update(
+        schedules_s=report["search_s"],
+        search_s=round(sum(phases.values()), 2),
+        phases_s=phases,
+        held_out_training_s=round(trained_s, 2),
+        method=method.to_json(),
+        sources=names,
+        source_records=sizes,
+    )
     write_json(report_path, report)
     return report
 
 
-def _exhaustive(network, method, sources, target, out_dir, remote, progress, keep_in) -> dict:
+def _exhaustive(
+    network, method, sources, target, out_dir, remote, progress, keep_in
+) -> tuple[dict, tvm.IRModule]:
     """The paper's algorithm: every candidate timed, measurements journaled as they are made
-    (those of other exhaustive runs beside ``out_dir`` read, not timed again)."""
+    (those of other exhaustive runs beside ``out_dir`` read, not timed again); its report and
+    the prepared network."""
     beside = [p for p in out_dir.parent.glob(f"*/{JOURNAL}") if p.parent != out_dir]
     run = transfer_tune(
         network,
@@ -167,7 +218,7 @@ def _exhaustive(network, method, sources, target, out_dir, remote, progress, kee
         _keep_measurements(run, keep_in, families({network.name: network}))
     report = summary(run, {})
     report["candidates_timed"] = sum(c.run_s is not None for k in run.kernels for c in k.candidates)
-    return report
+    return report, run.prepared
 
 
 def log_record_counts(source_logs: dict[str, Path], target: tvm.target.Target) -> dict[str, int]:
