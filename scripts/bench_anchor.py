@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from recommender.core import corpora, paths
-from recommender.core.targets import host_target
+from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
 from recommender.evaluate.comparison import pytorch_eager
 from recommender.evaluate.searches import read_json, write_json
@@ -112,6 +112,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/bench_anchor"), help="state dir")
     args = parser.parse_args()
     target = host_target()
+    use_target_threads(target)
     choice = corpora.choose(target, explicit=args.corpus)
     paths.use_corpus(choice.corpus.root)
     cpu = str(target.attrs["mcpu"])

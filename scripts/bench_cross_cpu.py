@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from recommender.core.corpora import CORPORA
-from recommender.core.targets import host_target
+from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
 from recommender.evaluate.baselines import MetaScheduleBuilds
 from recommender.evaluate.comparison import pytorch_eager
@@ -36,6 +36,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     args = parser.parse_args()
     target = host_target()
+    use_target_threads(target)
     network = load_zoo_network(args.model)
     shipped = TuningLog.open(CORPORA / args.corpus / "datasets" / "logs" / args.model)
     here = TuningLog.open(args.log_here, target=target)

@@ -16,7 +16,7 @@ import argparse
 import time
 
 from recommender.core import paths
-from recommender.core.targets import parse_target
+from recommender.core.targets import parse_target, use_target_threads
 from recommender.evaluate import endtoend
 from recommender.evaluate.baselines import MetaScheduleBuilds
 from recommender.logs.history import database_at
@@ -31,6 +31,7 @@ def main() -> int:
     parser.add_argument("--builds", type=int, default=4)
     args = parser.parse_args()
     target = parse_target(None)
+    use_target_threads(target)
     network = load_zoo_network(args.network)
     prepared = prepare(network.mod)
     log = TuningLog.open(paths.logs() / args.network, target=target)

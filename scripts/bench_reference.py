@@ -27,7 +27,7 @@ from recommender.backend.measure import (
     make_runner,
     remove_artifact,
 )
-from recommender.core.targets import host_target
+from recommender.core.targets import host_target, use_target_threads
 from recommender.networks.zoo import load_zoo_network
 from recommender.tasks.extract import extract_tasks
 
@@ -39,6 +39,7 @@ def main() -> None:
     args = parser.parse_args()
 
     target = host_target()
+    use_target_threads(target)
     tasks = extract_tasks(load_zoo_network(args.model), target)
     built = build_all([t.mod for t in tasks], target)
     inputs = [

@@ -1,5 +1,8 @@
 """Targets: this CPU by default, any llvm target by text or JSON, a device behind a tracker."""
 
+import os
+import subprocess
+import sys
 import tarfile
 
 import pytest
@@ -23,6 +26,24 @@ def test_default_target_is_this_cpu_with_its_cores():
     assert key["mcpu"] == tvm.target.codegen.llvm_get_system_cpu()
     assert key["num-cores"] >= 1
     assert is_host_compatible(target)
+
+
+THREADS_IN_FORCE = """
+import tvm, tvm_ffi
+from recommender.core.targets import parse_target, use_target_threads
+use_target_threads(parse_target("llvm -num-cores=2"))
+print(tvm_ffi.get_global_func("runtime.NumThreads")())
+"""
+
+
+def test_kernels_run_on_the_targets_cores_not_tvms_halved_default():
+    # TVM alone would use half the hardware threads on x86: one on a 2-vCPU machine
+    env = {k: v for k, v in os.environ.items() if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    run = subprocess.run([sys.executable, "-c", THREADS_IN_FORCE], env=env, capture_output=True)
+    assert run.stdout.split() == [b"2"], run.stderr
+    env["TVM_NUM_THREADS"] = "1"  # a user's own setting wins
+    run = subprocess.run([sys.executable, "-c", THREADS_IN_FORCE], env=env, capture_output=True)
+    assert run.stdout.split() == [b"1"], run.stderr
 
 
 def test_cli_style_target_text_becomes_a_target():

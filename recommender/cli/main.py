@@ -65,9 +65,10 @@ def _use_corpus(args: argparse.Namespace) -> None:
     """Choose the corpus for the command's target, say which on stderr, and fill the defaults
     that live in it."""
     from ..core import corpora, paths
-    from ..core.targets import parse_target
+    from ..core.targets import parse_target, use_target_threads
 
     target = parse_target(getattr(args, "target", None))
+    use_target_threads(target)
     writing = args.command in ("collect", "dataset")  # they measure on the corpus's CPU
     choice = corpora.choose(target, explicit=args.corpus, writing=writing)
     model = None if args.command == "train" else choice.model  # train writes the corpus's own

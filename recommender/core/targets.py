@@ -21,6 +21,19 @@ def host_target(num_cores: int | None = None) -> tvm.target.Target:
     return tvm.target.Target({"kind": "llvm", "mcpu": cpu, "num-cores": cores})
 
 
+def use_target_threads(target: tvm.target.Target) -> int:
+    """Run TVM's kernels in this process and its workers on the target's cores, unless
+    ``TVM_NUM_THREADS`` is set already; returns the thread count in force.
+
+    Without ``TVM_NUM_THREADS`` (or ``OMP_NUM_THREADS``) TVM's runtime uses half the hardware
+    threads on x86, assuming two per core: on a 2-vCPU virtual machine without SMT, one thread,
+    while PyTorch and ONNX Runtime use both cores (docs/tvm.md, "Threads"). Set before the
+    runtime's thread pool starts (its first parallel kernel), and inherited by every worker.
+    """
+    cores = str(int(target.attrs["num-cores"]))
+    return int(os.environ.setdefault("TVM_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", cores)))
+
+
 def parse_target(spec: str | None, *, num_cores: int | None = None) -> tvm.target.Target:
     """A target from ``None``/``"host"`` (this CPU), a JSON object, or ``llvm -key=value`` text.
 

@@ -14,7 +14,6 @@ torch version and kept under ``paths.cache_root()``: exporting VGG-16 writes 550
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,12 +23,12 @@ import numpy as np
 import onnxruntime as ort
 
 from ..core import paths
+from ..core.timing import seconds_per_run
 
 if TYPE_CHECKING:  # torch is needed only to export
     import torch
 
 OPSET = 17
-ROUND_S = 0.2  # as long as one round of TVM's time_evaluator (min_repeat_ms=200)
 
 
 def session(onnx_path: Path, threads: int) -> ort.InferenceSession:
@@ -70,14 +69,7 @@ def ort_timer_for(
     outputs = [runner.get_outputs()[0].name]  # the zoo's networks return one tensor
 
     def one_round() -> float:
-        runner.run(outputs, feeds)
-        runs, start = 0, time.perf_counter()
-        while True:
-            runner.run(outputs, feeds)
-            runs += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= ROUND_S:
-                return elapsed / runs
+        return seconds_per_run(lambda: runner.run(outputs, feeds))
 
     return one_round
 

@@ -7,12 +7,12 @@ input shape, interleaved with TVM's builds. Importing this module needs the ``zo
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
+from ..core.timing import seconds_per_run
 from .torch_compat import define_torchvision_schemas
 
 define_torchvision_schemas()
@@ -22,7 +22,6 @@ import transformers  # noqa: E402
 
 IMAGE = (1, 3, 224, 224)
 SEQUENCE = 256  # the paper's sequence length for BERT and MobileBERT
-ROUND_S = 0.2  # as long as one round of TVM's time_evaluator (min_repeat_ms=200)
 
 Builder = Callable[[], tuple[torch.nn.Module, dict[str, torch.Tensor]]]
 
@@ -114,13 +113,6 @@ def eager_timer(name: str, threads: int) -> Callable[[], float]:
     def one_round() -> float:
         torch.set_num_threads(threads)
         with torch.inference_mode():
-            module(*args)
-            runs, start = 0, time.perf_counter()
-            while True:
-                module(*args)
-                runs += 1
-                elapsed = time.perf_counter() - start
-                if elapsed >= ROUND_S:
-                    return elapsed / runs
+            return seconds_per_run(lambda: module(*args))
 
     return one_round
