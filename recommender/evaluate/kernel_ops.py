@@ -127,8 +127,8 @@ def _matmul(anchor, desc) -> RuntimeOp | None:
     return RuntimeOp("matmul", shapes, (("transpose_b", transpose_b),), flops, weights)
 
 
-def torch_timer(op: RuntimeOp, threads: int) -> Callable[[], float]:
-    """A timing round of ``op`` in PyTorch eager on ``threads`` threads (seconds per run)."""
+def torch_run(op: RuntimeOp) -> Callable[[], object]:
+    """``op`` in PyTorch eager on its seeded inputs: each call computes the output tensor."""
     import torch
     import torch.nn.functional as F
 
@@ -138,23 +138,27 @@ def torch_timer(op: RuntimeOp, threads: int) -> Callable[[], float]:
         symmetric = (top, left) == (bottom, right)
         data, weight, *bias = args
         padding = (top, left) if symmetric else 0
+        stride, groups = op.attr("stride"), op.attr("groups")
 
         def run():
             x = data if symmetric else F.pad(data, (left, right, top, bottom))
-            return F.conv2d(x, weight, *bias, op.attr("stride"), padding, 1, op.attr("groups"))
+            return F.conv2d(x, weight, bias[0] if bias else None, stride, padding, 1, groups)
 
-    elif op.kind == "matmul":
+        return run
+    if op.kind == "matmul":
         a, b, *bias = args
         b = b.transpose(-1, -2) if op.attr("transpose_b") else b  # a view, as a Linear reads it
+        return lambda: torch.matmul(a, b).add_(bias[0]) if bias else torch.matmul(a, b)
+    if op.kind == "softmax":
+        return lambda: torch.softmax(args[0], dim=-1)
+    return lambda: F.gelu(args[0])
 
-        def run():
-            out = torch.matmul(a, b)
-            return out.add_(bias[0]) if bias else out
 
-    elif op.kind == "softmax":
-        run = lambda: torch.softmax(args[0], dim=-1)  # noqa: E731
-    else:
-        run = lambda: F.gelu(args[0])  # noqa: E731
+def torch_timer(op: RuntimeOp, threads: int) -> Callable[[], float]:
+    """A timing round of ``op`` in PyTorch eager on ``threads`` threads (seconds per run)."""
+    import torch
+
+    run = torch_run(op)
 
     def one_round() -> float:
         torch.set_num_threads(threads)
@@ -225,7 +229,8 @@ def onnx_file(op: RuntimeOp, directory: Path) -> tuple[Path, dict[str, np.ndarra
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    # IR version 8 (opset 17's own): onnx writes its newest, which ONNX Runtime may not read yet
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     digest = hashlib.sha1(repr(op).encode()).hexdigest()[:12]
     path = directory / f"{op.kind}-{digest}.onnx"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,198 @@
+"""The kernel-level ceiling: the zoo's heavy kernels, as TVM's schedules run them and as the
+runtimes users deploy instead (ONNX Runtime, PyTorch eager) run the same operator.
+
+Every schedule the recommender transfers is as good as its corpus's. Which kernels carry the
+zoo's time, and how far their best corpus schedules are from ONNX Runtime's and PyTorch's, says
+how high transfer can reach at best. Workloads are deduplicated across networks by structure
+and taken heaviest first (by the corpus's tuned time x occurrences) until they hold ``share``
+of the zoo's tuned time. Each is timed in interleaved rounds (TVM's ``time_evaluator`` rule:
+one warm-up, runs for at least 0.2 s; median of the rounds) as the best record of every
+schedule database given (a corpus's logs, or a database tuned with another configuration), as
+the operator in ONNX Runtime and in PyTorch eager. A TVM schedule is timed only after its output
+matches the unscheduled kernel on random inputs; one that fails is reported with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import tvm
+
+from ..backend.measure import arg_specs, build_without_intrin_import, measure
+from ..core.interrupts import checkpoint
+from ..logs.sources import SourceSchedule, load_sources
+from ..networks.zoo import load_zoo_network
+from ..tasks.extract import Task, extract_tasks
+from ..transfer.apply import apply_trace
+from .kernel_ops import RuntimeOp, onnxruntime_timer, runtime_op, torch_timer
+
+ROUNDS = 5
+
+
+@dataclass
+class HeavyWorkload:
+    """One unique kernel of the zoo and where it occurs (``network/task xN``)."""
+
+    key: int  # structural hash, as the logs key their workloads
+    task: Task
+    occurs: list[str] = field(default_factory=list)
+    tuned_s: float = 0.0  # the corpus's best time x occurrences, summed over networks
+
+    def to_json(self, total_s: float) -> dict:
+        return {
+            "key": str(self.key),
+            "kernel_class": self.task.kernel_class.summary,
+            "anchor_extents": list(self.task.descriptor.anchor_extents),
+            "bytes": self.task.descriptor.bytes,
+            "occurs": self.occurs,
+            "tuned_ms": self.tuned_s * 1e3,
+            "share_of_zoo": self.tuned_s / total_s,
+        }
+
+
+def heavy_workloads(
+    logs: dict[str, Path], target: tvm.target.Target, share: float
+) -> tuple[list[HeavyWorkload], float]:
+    """The unique workloads of the networks in ``logs`` holding ``share`` of their tuned time,
+    heaviest first, and that total time (seconds per inference of every network, summed)."""
+    best = _best_records(logs, target)
+    unique: dict[int, HeavyWorkload] = {}
+    for network in logs:
+        for task in extract_tasks(load_zoo_network(network), target):
+            key = int(task.structural_key)
+            record = best.get((network, key))
+            if record is None:  # a task its own log has no valid record of
+                continue
+            heavy = unique.setdefault(key, HeavyWorkload(key, task))
+            heavy.occurs.append(f"{network}/{task.name} x{task.weight}")
+            heavy.tuned_s += record.run_s * task.weight
+    ranked = sorted(unique.values(), key=lambda h: -h.tuned_s)
+    total = sum(h.tuned_s for h in ranked)
+    chosen, covered = [], 0.0
+    for heavy in ranked:
+        if covered >= share * total:
+            break
+        chosen.append(heavy)
+        covered += heavy.tuned_s
+    return chosen, total
+
+
+def _best_records(
+    logs: dict[str, Path], target: tvm.target.Target
+) -> dict[tuple[str, int], SourceSchedule]:
+    """Each (network, workload)'s best record in that network's own log."""
+    best = {}
+    for source in load_sources(logs, target, top_n=1):
+        best[(source.model, source.workload_key)] = source
+    return best
+
+
+def best_by_workload(logs: dict[str, Path], target: tvm.target.Target) -> dict[int, SourceSchedule]:
+    """The fastest record of each workload over all of ``logs`` (a corpus: one log a network)."""
+    best: dict[int, SourceSchedule] = {}
+    for source in load_sources(logs, target, top_n=1):
+        if source.workload_key not in best or source.run_s < best[source.workload_key].run_s:
+            best[source.workload_key] = source
+    return best
+
+
+def tvm_timer(mod: tvm.IRModule, target: tvm.target.Target) -> Callable[[], float]:
+    """A timing round of a scheduled kernel, built here (seconds per run)."""
+    runtime = build_without_intrin_import(mod, target, None)
+    _, specs = arg_specs(mod)
+    rng = np.random.default_rng(0)
+    args = [tvm.runtime.tensor(rng.standard_normal(shape).astype(dtype)) for shape, dtype in specs]
+    evaluator = runtime.time_evaluator(
+        runtime.entry_name, tvm.cpu(), number=1, repeat=1, min_repeat_ms=200
+    )
+    return lambda: evaluator(*args).mean
+
+
+def bench_workload(
+    heavy: HeavyWorkload,
+    databases: dict[str, dict[int, SourceSchedule]],
+    target: tvm.target.Target,
+    threads: int,
+    onnx_dir: Path,
+    rounds: int = ROUNDS,
+) -> dict:
+    """One workload timed as every database's best record and as the runtimes' operator, in
+    interleaved rounds; milliseconds per variant, failures with their reasons."""
+    failures: dict[str, str] = {}
+    scheduled: dict[str, tvm.IRModule] = {}
+    for name, records in databases.items():
+        record = records.get(heavy.key)
+        if record is None:
+            failures[name] = "no record of this workload"
+            continue
+        applied = apply_trace(record.trace, heavy.task.mod, target)
+        if not applied.ok:
+            failures[name] = f"does not apply: {applied.reason}"
+            continue
+        scheduled[name] = applied.schedule.mod
+    checked = measure([(heavy.task.mod, list(scheduled.values()))], target, timed=False)[0]
+    timers: dict[str, Callable[[], float]] = {}
+    for (name, mod), outcome in zip(scheduled.items(), checked):
+        if outcome.ok:
+            timers[name] = tvm_timer(mod, target)
+        else:
+            failures[name] = f"{outcome.stage}: {outcome.error}"
+    op = runtime_op(heavy.task.mod)
+    if op is not None:
+        timers |= _runtime_timers(op, threads, onnx_dir, failures)
+    samples: dict[str, list[float]] = {name: [] for name in timers}
+    for _ in range(rounds):
+        checkpoint()
+        for name, timer in timers.items():
+            samples[name].append(timer())
+    return {
+        "op": None if op is None else _op_json(op),
+        "flops": op.flops if op is not None and op.flops else None,
+        "ms": {name: statistics.median(s) * 1e3 for name, s in samples.items()},
+        "failures": failures,
+        "rounds": rounds,
+    }
+
+
+def _runtime_timers(
+    op: RuntimeOp, threads: int, onnx_dir: Path, failures: dict[str, str]
+) -> dict[str, Callable[[], float]]:
+    timers = {}
+    makers = {
+        "onnxruntime": lambda: onnxruntime_timer(op, threads, onnx_dir),
+        "pytorch": lambda: torch_timer(op, threads),
+    }
+    for name, make in makers.items():
+        try:
+            timers[name] = make()
+        except ImportError as err:  # the zoo extra is not installed
+            failures[name] = f"not installed: {err.name}"
+    return timers
+
+
+def _op_json(op: RuntimeOp) -> dict:
+    return {"kind": op.kind, "shapes": [list(s) for s in op.shapes], **dict(op.attrs)}
+
+
+def gflops(row: dict) -> dict[str, float]:
+    """GFLOP/s of each variant of a benchmarked workload (none for softmax and GELU)."""
+    if not row["flops"]:
+        return {}
+    return {name: row["flops"] / (ms * 1e-3) / 1e9 for name, ms in row["ms"].items()}
+
+
+def ratio_to(rows: list[dict], variant: str, reference: str) -> Iterator[tuple[dict, float]]:
+    """Each row's speed of ``variant`` as a fraction of ``reference``'s (time ratio)."""
+    for row in rows:
+        ms = row["ms"]
+        if variant in ms and reference in ms:
+            yield row, ms[reference] / ms[variant]
+
+
+def geomean(values: list[float]) -> float | None:
+    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None

@@ -1,0 +1,211 @@
+"""Kernel-level benchmark: the zoo's heavy kernels as TVM's schedules run them, against ONNX
+Runtime and PyTorch eager running the same operator, under this CPU's measured fp32 peak.
+
+    .venv/bin/python scripts/bench_kernels.py [--share 0.8] [--database NAME=LOG_DIR ...]
+
+Workloads: the unique kernels holding ``--share`` of the zoo's tuned time in the corpus chosen
+for this CPU. TVM variants: every corpus of this architecture (its best record of the workload)
+and each ``--database`` (a tuning log directory, e.g. one tuned with another configuration).
+Writes ``docs/results/kernels_<cpu>.json`` after every workload (a rerun times only the
+workloads it lacks; ``--fresh`` starts over) and a roofline-style figure beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+import tvm
+from tqdm import tqdm
+
+from recommender.core import corpora, paths
+from recommender.core.corpora import CHECKOUT
+from recommender.core.targets import host_target, use_target_threads
+from recommender.evaluate.kernel_bench import (
+    bench_workload,
+    best_by_workload,
+    geomean,
+    gflops,
+    heavy_workloads,
+    ratio_to,
+)
+from recommender.evaluate.peak import fp32_peak_gflops
+from recommender.logs.sources import logged_models
+
+RUNTIMES = ("onnxruntime", "pytorch")
+
+
+def main() -> int:
+    args = _parser().parse_args()
+    target = host_target()
+    threads = use_target_threads(target)
+    cpu = str(target.attrs["mcpu"])
+    out = args.out or CHECKOUT / "docs" / "results" / f"kernels_{cpu}.json"
+    chosen = corpora.choose(target).corpus
+    logs_of = {c.name: c.root / "datasets" / "logs" for c in corpora.find_corpora()}
+    logs_of = {name: logs for name, logs in logs_of.items() if logged_models(logs)}
+    print(f"corpus for the workloads: {chosen.name}; TVM on {threads} threads", file=sys.stderr)
+
+    def corpus_logs(name: str) -> dict[str, Path]:
+        return {model: logs_of[name] / model for model in logged_models(logs_of[name])}
+
+    heavy, total_s = heavy_workloads(corpus_logs(chosen.name), target, args.share)
+    databases = {f"ms-{name}": best_by_workload(corpus_logs(name), target) for name in logs_of}
+    for spec in args.database:
+        name, _, path = spec.partition("=")
+        databases[name] = best_by_workload({name: Path(path)}, target)
+    result = _previous(out, args.fresh) or {"workloads": {}}
+    result["meta"] = {
+        "cpu": cpu,
+        "target": str(target),
+        "tvm_threads": threads,
+        "workload_corpus": chosen.name,
+        "share": args.share,
+        "zoo_tuned_ms": total_s * 1e3,
+        "variants": sorted(databases) + list(RUNTIMES),
+        "versions": _versions(),
+        "command": " ".join(["python", *sys.argv]),
+        **fp32_peak_gflops(target),
+    }
+    onnx_dir = paths.cache_root() / "onnx-ops"  # one-operator models, remade each run
+    for h in tqdm(heavy[: args.limit], desc="kernels", unit="kernel"):
+        if str(h.key) in result["workloads"]:
+            continue
+        row = h.to_json(total_s) | bench_workload(h, databases, target, threads, onnx_dir)
+        result["workloads"][str(h.key)] = row
+        _write(out, result)
+    result["summary"] = _summary(list(result["workloads"].values()), result["meta"])
+    _write(out, result)
+    _print(result)
+    _figure(result, out.with_suffix(".png"))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--share", type=float, default=0.8, help="of the zoo's tuned time")
+    parser.add_argument("--database", action="append", default=[], metavar="NAME=LOG_DIR")
+    parser.add_argument("--limit", type=int, default=None, help="only the N heaviest")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--fresh", action="store_true", help="forget the JSON's workloads")
+    return parser
+
+
+def _previous(out: Path, fresh: bool) -> dict | None:
+    if fresh or not out.exists():
+        return None
+    try:
+        return json.loads(out.read_text())
+    except json.JSONDecodeError as err:
+        sys.exit(f"{out} is not valid JSON ({err}); move it away or pass --fresh")
+
+
+def _write(out: Path, result: dict) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(json.dumps(result, indent=1) + "\n")
+    partial.replace(out)
+
+
+def _versions() -> dict[str, str]:
+    versions = {"tvm": tvm.__version__}
+    for module in ("onnxruntime", "torch"):
+        with contextlib.suppress(ImportError):
+            versions[module] = __import__(module).__version__
+    return versions
+
+
+def _summary(rows: list[dict], meta: dict) -> dict:
+    """Per variant: time-weighted coverage, geometric mean and worst of its speed relative to
+    each runtime, and the fraction of the fp32 peak it reaches (median over workloads)."""
+    summary = {}
+    for variant in meta["variants"]:
+        entry = {"workloads": sum(variant in r["ms"] for r in rows)}
+        for runtime in RUNTIMES:
+            if variant == runtime:
+                continue
+            ratios = [ratio for _, ratio in ratio_to(rows, variant, runtime)]
+            entry[f"vs_{runtime}_geomean"] = geomean(ratios)
+            entry[f"vs_{runtime}_worst"] = min(ratios, default=None)
+            entry[f"vs_{runtime}_workloads"] = len(ratios)
+        fractions = [gflops(r)[variant] / meta["peak_gflops"] for r in rows if variant in gflops(r)]
+        entry["peak_fraction_median"] = (
+            sorted(fractions)[len(fractions) // 2] if fractions else None
+        )
+        summary[variant] = entry
+    return summary
+
+
+def _print(result: dict) -> None:
+    meta, variants = result["meta"], result["meta"]["variants"]
+    print(
+        f"\n{meta['cpu']}: fp32 peak {meta['peak_gflops']:.0f} GFLOP/s measured, "
+        f"TVM on {meta['tvm_threads']} threads"
+    )
+    print("ms per run (GFLOP/s)")
+    print(" | ".join(["kernel", "share", *variants]))
+    for row in result["workloads"].values():
+        rates = gflops(row)
+        cells = [
+            f"{row['ms'][v]:.3f} ({rates[v]:.0f})"
+            if v in rates
+            else f"{row['ms'][v]:.3f}"
+            if v in row["ms"]
+            else "-"
+            for v in variants
+        ]
+        shape = "x".join(map(str, row["anchor_extents"]))
+        print(" | ".join([f"{row['kernel_class']} {shape}", f"{row['share_of_zoo']:.1%}", *cells]))
+    print("\nvariant | vs ONNX Runtime (geomean, worst) | vs PyTorch | median fraction of peak")
+    for variant, entry in result["summary"].items():
+        fraction = entry["peak_fraction_median"]
+        print(
+            f"{variant} | {_versus(entry, 'onnxruntime')} | {_versus(entry, 'pytorch')} | "
+            f"{'-' if fraction is None else f'{fraction:.0%}'}"
+        )
+
+
+def _versus(entry: dict, runtime: str) -> str:
+    g = entry.get(f"vs_{runtime}_geomean")
+    return "-" if g is None else f"{g:.2f} ({entry[f'vs_{runtime}_worst']:.2f})"
+
+
+def _figure(result: dict, path: Path) -> None:
+    """GFLOP/s against arithmetic intensity (FLOPs per byte of the kernel's parameters), every
+    variant a marker, the measured fp32 peak a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    meta = result["meta"]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for variant in meta["variants"]:
+        points = [
+            (row["flops"] / row["bytes"], gflops(row)[variant])
+            for row in result["workloads"].values()
+            if variant in gflops(row) and row.get("bytes")
+        ]
+        if points:
+            ax.scatter(*zip(*points), label=variant, s=18)
+    ax.axhline(meta["peak_gflops"], color="black", linestyle="--", linewidth=1)
+    ax.text(
+        0.02, meta["peak_gflops"] * 1.03, "measured fp32 peak", transform=ax.get_yaxis_transform()
+    )
+    ax.set(
+        xscale="log",
+        xlabel="FLOPs per byte of parameters",
+        ylabel="GFLOP/s",
+        title=f"Heavy zoo kernels on {meta['cpu']} ({meta['tvm_threads']} threads)",
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
