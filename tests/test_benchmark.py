@@ -5,18 +5,25 @@ import shutil
 
 import numpy as np
 import pytest
-from tiny import two_conv_net
+from tiny import conv_shapes, two_conv_net
 
 from recommender.cli.main import main
 from recommender.core.errors import InputError, RecommenderError
 from recommender.core.targets import host_target, parse_target
 from recommender.evaluate.benchmark import evaluate
+from recommender.evaluate.methods import METHODS as KNOWN
 from recommender.evaluate.results_page import write_page
-from recommender.evaluate.searches import held_out_model, search_digest
+from recommender.evaluate.searches import (
+    held_out_model,
+    log_record_counts,
+    method_dir,
+    search,
+    search_digest,
+)
 from recommender.learn.dataset import load_dataset
 from recommender.logs.collect import collect
 
-METHODS = ["transfer-paper", "transfer-all", "top-0", "top-1"]
+METHODS = ["transfer-paper", "transfer-all-best", "transfer-all-pool", "top-0", "top-1"]
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +77,30 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     [row] = results["networks"]
     assert row["skipped"] == {"transfer-paper": "--sources paper: no paper pairing for 'twoconv'"}
     cells = row["methods"]
-    assert set(cells) == {"transfer-all", "top-0", "top-1"}
+    assert set(cells) == {"transfer-all-best", "transfer-all-pool", "top-0", "top-1"}
     assert cells["top-0"]["candidates_timed"] == 0 and cells["top-1"]["candidates_timed"] == 2
-    exhaustive = json.loads((out / "twoconv" / "transfer-all" / "search.json").read_text())
-    assert cells["transfer-all"]["candidates_timed"] == exhaustive["candidates"] == 2
-    # what the exhaustive run measured became the dataset's rows for twoconv, not timed twice
+    reports = {m: json.loads((out / "twoconv" / m / "search.json").read_text()) for m in cells}
+    assert (
+        cells["transfer-all-best"]["candidates_timed"] == reports["transfer-all-best"]["candidates"]
+    )
+    # timing every candidate means every candidate the recommender ranks
+    assert reports["transfer-all-pool"]["candidates"] == reports["top-1"]["candidates"]
+    assert reports["transfer-all-pool"]["candidates"] > reports["transfer-all-best"]["candidates"]
+    # search time: from reading the logs to the compiled network; training apart
+    for report in reports.values():
+        phases = report["phases_s"]
+        assert {"read_sources", "load_network", "extract", "compile"} <= set(phases)
+        assert report["search_s"] == pytest.approx(sum(phases.values()), abs=0.02)
+        assert report["schedules_s"] < report["search_s"]
+    assert "load_model" in reports["top-1"]["phases_s"]
+    assert reports["top-0"]["held_out_training_s"] > 0  # trained for the first of them
+    assert reports["top-1"]["held_out_training_s"] == 0  # read back
+    assert row["searches"]["top-0"]["held_out_training_s"] > 0
+    # what the exhaustive runs measured became the dataset's rows for twoconv, not timed twice
+    # (the paper's pool is within the recommender's)
+    pool = reports["transfer-all-pool"]["candidates_timed"]
     kept = load_dataset(dataset, networks=["twoconv"])
-    assert sum(len(k.run_s) for k in kept) == 2
+    assert sum(len(k.run_s) for k in kept) == pool
     assert all(s.startswith("tinyconv/") for k in kept for s in k.sources)
     assert all(np.isfinite(k.run_s).all() and k.untuned_s > 0 for k in kept)
     tuning_s = row["metaschedule"]["tuning_s"]
@@ -104,15 +128,15 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     # a search made from another state of its source logs (since resumed) is done again, and
     # the network compared again if its result changed (here its journal makes it the same);
     # the dataset keeps one row per measured record
-    made = out / "twoconv" / "transfer-all" / "search.json"
+    made = out / "twoconv" / "transfer-all-best" / "search.json"
     report = json.loads(made.read_text())
     made.write_text(json.dumps({**report, "source_records": {"tinyconv": 1}}))
     run(corpus, dataset, target, out)
     redone = json.loads(made.read_text())
     assert redone["source_records"] == report["source_records"]
     compared = json.loads((out / "twoconv" / "compare.json").read_text())["compared"]
-    assert compared["searches"]["transfer-all"] == search_digest(redone)
-    assert sum(len(k.run_s) for k in load_dataset(dataset, networks=["twoconv"])) == 2
+    assert compared["searches"]["transfer-all-best"] == search_digest(redone)
+    assert sum(len(k.run_s) for k in load_dataset(dataset, networks=["twoconv"])) == pool
 
     # a coarser MetaSchedule curve (what --quick asks for) is compared anew, not read back
     compared = (out / "twoconv" / "compare.json").stat().st_mtime_ns
@@ -122,11 +146,48 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
 
     page = write_page(again, tmp_path / "docs" / "results.md", "recommender evaluate --quick")
     text = page.read_text()
-    assert "| top-1 | 1 |" in text and "resnet152: no tuning log" in text
+    assert "## Means over the 1 networks every method was timed on" in text
+    assert "resnet152: no tuning log" in text and "\n| top-1 | " in text
+    assert "Search time runs from the command's start to the compiled network" in text
     for figure in ("speedup_vs_search.png", "share_of_max.png"):
         assert f"(results/{figure})" in text
         assert (tmp_path / "docs" / "results" / figure).stat().st_size > 0
-    assert json.loads((tmp_path / "docs" / "results" / "evaluate.json").read_text()) == again
+    written = json.loads((tmp_path / "docs" / "results" / "evaluate.json").read_text())
+    assert written["networks"] == again["networks"] and written["means"] == again["means"]
+
+
+def test_a_renamed_method_resumes_from_its_state_under_the_former_name(
+    corpus, tiny_dataset, target, tmp_path
+):
+    """``transfer-all`` timed the paper's pool before the recommender's pool had its own row:
+    a run left by that version is moved to ``transfer-all-best`` and read back, not redone."""
+    out, dataset = tmp_path / "evaluate", tmp_path / "dataset"
+    shutil.copytree(tiny_dataset, dataset)  # the run adds its measurements
+    run(corpus, dataset, target, out, ["twoconv"], ["transfer-all-best"])
+    now, former = out / "twoconv" / "transfer-all-best", out / "twoconv" / "transfer-all"
+    now.rename(former)
+    report = json.loads((former / "search.json").read_text())
+    old_method = {k: v for k, v in report["method"].items() if k != "levels"}  # exact-only then
+    (former / "search.json").write_text(
+        json.dumps({**report, "method": old_method | {"name": "transfer-all"}})
+    )
+    method = KNOWN["transfer-all-best"]
+    sizes = log_record_counts(
+        {"tinyconv": corpus / "tinyconv", "twoconv": corpus / "twoconv"}, target
+    )
+    again = search(
+        "twoconv",
+        method,
+        target,
+        method_dir(out / "twoconv", method),
+        load=lambda: not_loaded("twoconv"),
+        model_for=not_loaded,
+        logs=corpus,
+        log_sizes=sizes,
+        progress=False,
+    )
+    assert not former.exists() and (now / "journal.jsonl").is_file()
+    assert again["search_s"] == report["search_s"]
 
 
 def test_the_edge_profile_times_candidates_through_the_tracker_on_one_core(
@@ -154,14 +215,24 @@ def test_a_held_out_model_trained_on_another_state_of_the_dataset_is_refused(
     tiny_dataset, target, tmp_path
 ):
     model_dir = tmp_path / "evaluate" / "twoconv" / "model"
-    trained = held_out_model("twoconv", tiny_dataset, model_dir, target)
-    again = held_out_model("twoconv", tiny_dataset, model_dir, target)  # read back
+    trained, trained_s = held_out_model("twoconv", tiny_dataset, model_dir, target)
+    again, read_s = held_out_model("twoconv", tiny_dataset, model_dir, target)  # read back
     assert again.metadata["training_data"] == trained.metadata["training_data"]
+    assert trained_s > 0 and read_s == 0
     changed = tmp_path / "dataset"
     shutil.copytree(tiny_dataset, changed)
     next(changed.glob("*/*.npz")).unlink()
     with pytest.raises(RecommenderError, match="trained on another state of"):
         held_out_model("twoconv", changed, model_dir, target)
+
+
+def test_the_recall_curve_budgets_spend_by_never_saw_the_held_out_network(
+    tiny_dataset, target, tmp_path
+):
+    held_out = conv_shapes()[0].name
+    model, _ = held_out_model(held_out, tiny_dataset, tmp_path / "model", target)
+    evaluated = set(model.metadata["evaluation"]["networks"])
+    assert evaluated == {k.network for k in load_dataset(tiny_dataset)} - {held_out}
 
 
 def test_an_evaluation_on_another_cpu_than_the_corpus_stops_at_once(corpus, tmp_path):
