@@ -7,7 +7,8 @@ Workloads: the unique kernels holding ``--share`` of the zoo's tuned time in the
 for this CPU. TVM variants: every corpus of this architecture (its best record of the workload)
 and each ``--database`` (a tuning log directory, e.g. one tuned with another configuration).
 Writes ``docs/results/kernels_<cpu>.json`` after every workload (a rerun times only the
-workloads it lacks; ``--fresh`` starts over) and a roofline-style figure beside it.
+workloads it lacks; ``--fresh`` starts over), then a page (``.md``) and a roofline-style figure
+(``.png``) beside it.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ def main() -> int:
         _write(out, result)
     result["summary"] = _summary(list(result["workloads"].values()), result["meta"])
     _write(out, result)
-    _print(result)
+    page = _markdown(result)
+    out.with_suffix(".md").write_text(page)
+    print(page)
     _figure(result, out.with_suffix(".png"))
     return 0
 
@@ -139,14 +142,38 @@ def _summary(rows: list[dict], meta: dict) -> dict:
     return summary
 
 
-def _print(result: dict) -> None:
+def _markdown(result: dict) -> str:
+    """The benchmark as a page: the summary first, then every kernel."""
     meta, variants = result["meta"], result["meta"]["variants"]
-    print(
-        f"\n{meta['cpu']}: fp32 peak {meta['peak_gflops']:.0f} GFLOP/s measured, "
-        f"TVM on {meta['tvm_threads']} threads"
-    )
-    print("ms per run (GFLOP/s)")
-    print(" | ".join(["kernel", "share", *variants]))
+    lines = [
+        f"# Heavy kernels on {meta['cpu']}: TVM schedules against ONNX Runtime and PyTorch",
+        "",
+        f"Written by `{meta['command']}`; raw data in the JSON beside",
+        f"this page. {len(result['workloads'])} unique kernels holding {meta['share']:.0%} of the "
+        f"zoo's tuned time (corpus `{meta['workload_corpus']}`); TVM on {meta['tvm_threads']} "
+        f"threads, ONNX Runtime and PyTorch on as many; measured fp32 peak "
+        f"{meta['peak_gflops']:.0f} GFLOP/s (an FMA loop on every core). Each contender runs in "
+        f"a worker process of its own, rounds taken in turn, medians of {_rounds(result)} rounds.",
+        "",
+        "| variant | speed vs ONNX Runtime: geomean (worst) | vs PyTorch eager | kernels | "
+        "median fraction of peak |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for variant, entry in result["summary"].items():
+        fraction = entry["peak_fraction_median"]
+        lines.append(
+            f"| {variant} | {_versus(entry, 'onnxruntime')} | {_versus(entry, 'pytorch')} | "
+            f"{entry['workloads']} | {'-' if fraction is None else f'{fraction:.0%}'} |"
+        )
+    lines += [
+        "",
+        "Speed ratio = the runtime's time / the variant's (above 1: the variant is faster).",
+        "",
+        "ms per run (GFLOP/s of the convolution or matmul):",
+        "",
+        "| kernel | share of zoo time | " + " | ".join(variants) + " |",
+        "| --- | --- |" + " --- |" * len(variants),
+    ]
     for row in result["workloads"].values():
         rates = gflops(row)
         cells = [
@@ -158,14 +185,20 @@ def _print(result: dict) -> None:
             for v in variants
         ]
         shape = "x".join(map(str, row["anchor_extents"]))
-        print(" | ".join([f"{row['kernel_class']} {shape}", f"{row['share_of_zoo']:.1%}", *cells]))
-    print("\nvariant | vs ONNX Runtime (geomean, worst) | vs PyTorch | median fraction of peak")
-    for variant, entry in result["summary"].items():
-        fraction = entry["peak_fraction_median"]
-        print(
-            f"{variant} | {_versus(entry, 'onnxruntime')} | {_versus(entry, 'pytorch')} | "
-            f"{'-' if fraction is None else f'{fraction:.0%}'}"
-        )
+        kernel = f"`{row['kernel_class']}` {shape}"
+        lines.append(f"| {kernel} | {row['share_of_zoo']:.1%} | " + " | ".join(cells) + " |")
+    failures = [
+        f"- `{row['kernel_class']}` {name}: {why}"
+        for row in result["workloads"].values()
+        for name, why in row["failures"].items()
+    ]
+    if failures:
+        lines += ["", "Not timed:", "", *failures]
+    return "\n".join(lines) + "\n"
+
+
+def _rounds(result: dict) -> int:
+    return max((row["rounds"] for row in result["workloads"].values()), default=0)
 
 
 def _versus(entry: dict, runtime: str) -> str:

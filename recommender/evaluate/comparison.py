@@ -17,6 +17,7 @@ from ..tasks.extract import prepare
 from ..transfer.report import UNTUNED_NOTE
 from . import endtoend
 from .baselines import MetaScheduleBuilds
+from .isolated import RoundFailed, in_worker
 from .metrics import method_row
 
 logger = logging.getLogger(__name__)
@@ -129,11 +130,20 @@ def _time_unique(
 
 
 def baselines(name: str, threads: int) -> tuple[dict[str, Callable[[], float]], dict[str, str]]:
-    """The timers of what a user would run instead of TVM (``BASELINES``), timed in the same
-    interleaved rounds as the builds; and for each one missing, why."""
+    """The timers of what a user would run instead of TVM (``BASELINES``), each in a worker
+    process of its own (``isolated``: in this process their thread pools and TVM's slow each
+    other down), timed in the same interleaved rounds as the builds; and for each one missing,
+    why. A first round runs here: a failed export or session is a reason, not an error (the
+    baseline must not cost an evaluation that ran for an hour)."""
     timers, missing = {}, {}
     for key, make in (("pytorch_eager", pytorch_eager), ("onnxruntime", onnxruntime)):
         timer, why = make(name, threads)
+        if timer is not None:
+            try:
+                timer()
+            except RoundFailed as err:
+                logger.warning("%s baseline of %s: %s", key, name, err)
+                timer, why = None, str(err)[:300]
         if timer is None:
             missing[key] = why
         else:
@@ -154,25 +164,19 @@ def pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None, 
         from ..networks import torch_zoo
     except ImportError as err:
         return None, f"{err.name} is not installed ({INSTALL_HINT})"
-    return torch_zoo.eager_timer(name, threads), None
+    return in_worker("pytorch_eager", name, torch_zoo.eager_timer, (name, threads)), None
 
 
 def onnxruntime(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
     """A timing round of the zoo network in ONNX Runtime (exported to ONNX once, cached), or
-    why there is none. A failed export or session is a reason, not an error: the baseline
-    must not cost an evaluation that ran for an hour."""
+    why there is none."""
     if name not in zoo_names():
         return None, "not a zoo network"
     try:
         from ..networks import onnxruntime_baseline
-
-        return onnxruntime_baseline.ort_timer(name, threads), None
     except ImportError as err:
         return None, f"{err.name} is not installed ({INSTALL_HINT})"
-    except Exception as err:  # torch's exporter and ONNX Runtime raise their own types
-        logger.warning("ONNX Runtime baseline of %s: %s", name, err)
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        return None, f"export to ONNX or ONNX Runtime session failed: {first}"
+    return in_worker("onnxruntime", name, onnxruntime_baseline.ort_timer, (name, threads)), None
 
 
 def _times_to_match(

@@ -5,11 +5,13 @@ Every schedule the recommender transfers is as good as its corpus's. Which kerne
 zoo's time, and how far their best corpus schedules are from ONNX Runtime's and PyTorch's, says
 how high transfer can reach at best. Workloads are deduplicated across networks by structure
 and taken heaviest first (by the corpus's tuned time x occurrences) until they hold ``share``
-of the zoo's tuned time. Each is timed in interleaved rounds (TVM's ``time_evaluator`` rule:
-one warm-up, runs for at least 0.2 s; median of the rounds) as the best record of every
-schedule database given (a corpus's logs, or a database tuned with another configuration), as
-the operator in ONNX Runtime and in PyTorch eager. A TVM schedule is timed only after its output
-matches the unscheduled kernel on random inputs; one that fails is reported with its reason.
+of the zoo's tuned time. Each is timed in rounds taken in turn, every contender in a worker
+process of its own (``isolated``: in one process their thread pools slow each other down), by
+TVM's ``time_evaluator`` rule (one warm-up, runs for at least 0.2 s; median of the rounds): as
+the best record of every schedule database given (a corpus's logs, or a database tuned with
+another configuration), and as the operator in ONNX Runtime and in PyTorch eager. A TVM
+schedule is timed only after its output matches the unscheduled kernel on random inputs; one
+that fails is reported with its reason.
 """
 
 from __future__ import annotations
@@ -23,12 +25,18 @@ from pathlib import Path
 import numpy as np
 import tvm
 
-from ..backend.measure import arg_specs, build_without_intrin_import, measure
-from ..core.interrupts import checkpoint
+from ..backend.measure import (
+    arg_specs,
+    build_without_intrin_import,
+    export_shared_library,
+    measure,
+    remove_artifact,
+)
 from ..logs.sources import SourceSchedule, load_sources
 from ..networks.zoo import load_zoo_network
 from ..tasks.extract import Task, extract_tasks
 from ..transfer.apply import apply_trace
+from .isolated import Maker, time_in_turn
 from .kernel_ops import RuntimeOp, onnxruntime_timer, runtime_op, torch_timer
 
 ROUNDS = 5
@@ -101,15 +109,12 @@ def best_by_workload(logs: dict[str, Path], target: tvm.target.Target) -> dict[i
     return best
 
 
-def tvm_timer(mod: tvm.IRModule, target: tvm.target.Target) -> Callable[[], float]:
-    """A timing round of a scheduled kernel, built here (seconds per run)."""
-    runtime = build_without_intrin_import(mod, target, None)
-    _, specs = arg_specs(mod)
+def library_timer(path: str, specs: list[tuple[tuple[int, ...], str]]) -> Callable[[], float]:
+    """A timing round of a scheduled kernel's shared library on seeded random arguments."""
+    runtime = tvm.runtime.load_module(path)
     rng = np.random.default_rng(0)
     args = [tvm.runtime.tensor(rng.standard_normal(shape).astype(dtype)) for shape, dtype in specs]
-    evaluator = runtime.time_evaluator(
-        runtime.entry_name, tvm.cpu(), number=1, repeat=1, min_repeat_ms=200
-    )
+    evaluator = runtime.time_evaluator("main", tvm.cpu(), number=1, repeat=1, min_repeat_ms=200)
     return lambda: evaluator(*args).mean
 
 
@@ -136,43 +141,30 @@ def bench_workload(
             continue
         scheduled[name] = applied.schedule.mod
     checked = measure([(heavy.task.mod, list(scheduled.values()))], target, timed=False)[0]
-    timers: dict[str, Callable[[], float]] = {}
+    makers: dict[str, Maker] = {}
+    libraries = []
     for (name, mod), outcome in zip(scheduled.items(), checked):
         if outcome.ok:
-            timers[name] = tvm_timer(mod, target)
+            libraries.append(export_shared_library(build_without_intrin_import(mod, target, None)))
+            makers[name] = (library_timer, (libraries[-1], arg_specs(mod)[1]))
         else:
             failures[name] = f"{outcome.stage}: {outcome.error}"
     op = runtime_op(heavy.task.mod)
     if op is not None:
-        timers |= _runtime_timers(op, threads, onnx_dir, failures)
-    samples: dict[str, list[float]] = {name: [] for name in timers}
-    for _ in range(rounds):
-        checkpoint()
-        for name, timer in timers.items():
-            samples[name].append(timer())
+        makers["onnxruntime"] = (onnxruntime_timer, (op, threads, onnx_dir))
+        makers["pytorch"] = (torch_timer, (op, threads))
+    try:
+        samples, failed = time_in_turn(str(heavy.key), makers, rounds)
+    finally:
+        for library in libraries:
+            remove_artifact(library)
     return {
         "op": None if op is None else _op_json(op),
         "flops": op.flops if op is not None and op.flops else None,
         "ms": {name: statistics.median(s) * 1e3 for name, s in samples.items()},
-        "failures": failures,
+        "failures": failures | failed,
         "rounds": rounds,
     }
-
-
-def _runtime_timers(
-    op: RuntimeOp, threads: int, onnx_dir: Path, failures: dict[str, str]
-) -> dict[str, Callable[[], float]]:
-    timers = {}
-    makers = {
-        "onnxruntime": lambda: onnxruntime_timer(op, threads, onnx_dir),
-        "pytorch": lambda: torch_timer(op, threads),
-    }
-    for name, make in makers.items():
-        try:
-            timers[name] = make()
-        except ImportError as err:  # the zoo extra is not installed
-            failures[name] = f"not installed: {err.name}"
-    return timers
 
 
 def _op_json(op: RuntimeOp) -> dict:

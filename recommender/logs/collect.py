@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -117,7 +118,15 @@ def best_times(log: TuningLog) -> dict[str, float]:
 
 
 def collect(
-    network: Network,
+    network: Network, target: tvm.target.Target, work_dir: str | Path, **options
+) -> CollectSummary:
+    """Tune every task of ``network`` into ``work_dir`` (see ``collect_tasks`` for ``options``)."""
+    return collect_tasks(network.name, extract_tasks(network, target), target, work_dir, **options)
+
+
+def collect_tasks(
+    name: str,
+    tasks: list[Task],
     target: tvm.target.Target,
     work_dir: str | Path,
     *,
@@ -130,7 +139,8 @@ def collect(
     progress: bool = True,
     budget_trials: int | None = None,
 ) -> CollectSummary:
-    """Tune ``network`` into ``work_dir`` until ``trials_per_task`` x tasks records exist.
+    """Tune ``tasks`` (of the network or set ``name``) into ``work_dir`` until
+    ``trials_per_task`` x tasks records exist.
 
     Parameters
     ----------
@@ -152,15 +162,14 @@ def collect(
     CollectSummary
         Trials before and during this call, failures, best time per task, status.
     """
-    tasks = extract_tasks(network, target)
     if budget_trials is not None:
         trials_per_task = math.ceil(budget_trials / len(tasks))
     total = budget_trials if budget_trials is not None else trials_per_task * len(tasks)
     budget = {"trials_per_task": trials_per_task, "trials_total": total}
-    log = TuningLog.create_or_resume(work_dir, target=target, network=network.name, budget=budget)
+    log = TuningLog.create_or_resume(work_dir, target=target, network=name, budget=budget)
     done = log.record_count()
     summary = CollectSummary(
-        network=network.name,
+        network=name,
         work_dir=str(log.path),
         tasks=len(tasks),
         budget_trials=budget["trials_total"],
@@ -180,10 +189,11 @@ def collect(
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "status": "running",  # stays so if the process is killed
         "budget_trials": total,
+        "tvm_threads": os.environ.get("TVM_NUM_THREADS", "TVM's default"),
     }
     provenance["sessions"].append(session)
     log.write_provenance(provenance)
-    bar = tqdm(total=remaining, desc=network.name, unit="trial", disable=not progress)
+    bar = tqdm(total=remaining, desc=name, unit="trial", disable=not progress)
     callback = _StampAndReport(log, summary, offset_s, deadline, bar)
     try:
         with ctrl_c_stops_gently():

@@ -1,0 +1,52 @@
+"""Tune the zoo's heaviest kernels on this CPU into a log of their own: a schedule variant for
+``scripts/bench_kernels.py --database NAME=DIR`` to set beside the corpora's records.
+
+    .venv/bin/python scripts/tune_kernels.py NAME [--top 8] [--trials-per-task 64] [--minutes M]
+
+The kernels are those ``bench_kernels.py`` takes, heaviest first (the corpus chosen for this
+CPU decides), each tuned alone with equal weight, with MetaSchedule's default search on the
+target's cores (``TVM_NUM_THREADS`` = its ``num-cores``; the shipped corpora were tuned on one
+thread of two, see docs/tvm.md "Threads"). Writes ``datasets/kernel_variants/<cpu>/NAME/``, a
+tuning log like a corpus's (provenance, stamps); stopped and run again, it continues.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from recommender.core import corpora
+from recommender.core.corpora import CHECKOUT
+from recommender.core.targets import host_target, use_target_threads
+from recommender.evaluate.kernel_bench import heavy_workloads
+from recommender.logs.collect import collect_tasks
+from recommender.logs.sources import logged_models
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("name", help="the variant's name, e.g. retuned-64")
+    parser.add_argument("--top", type=int, default=8, help="the N heaviest kernels")
+    parser.add_argument("--trials-per-task", type=int, default=64)
+    parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
+    args = parser.parse_args()
+    target = host_target()
+    threads = use_target_threads(target)
+    logs = corpora.choose(target).corpus.root / "datasets" / "logs"
+    heavy, _ = heavy_workloads({m: logs / m for m in logged_models(logs)}, target, share=1.0)
+    tasks = [
+        dataclasses.replace(h.task, name=h.occurs[0].split(" ")[0].replace("/", "."), weight=1)
+        for h in heavy[: args.top]
+    ]
+    out = CHECKOUT / "datasets" / "kernel_variants" / str(target.attrs["mcpu"]) / args.name
+    print(f"tuning {len(tasks)} kernels on {threads} threads into {out}", file=sys.stderr)
+    summary = collect_tasks(
+        args.name, tasks, target, out, trials_per_task=args.trials_per_task, minutes=args.minutes
+    )
+    print(f"{summary.status}: {summary.trials_before + summary.trials_this_run} trials in all")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
