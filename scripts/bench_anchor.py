@@ -8,7 +8,8 @@ chooses schedules from the other networks' logs with the corpus's cost model (se
 kept in ``DIR/MODEL/VARIANT`` and reused on a rerun); then untuned, every variant and the
 network's own log (MetaSchedule at the corpus's budget, tuned on the corpus's CPU, replayed
 here: the reference of the latency ratio) are built, checked against the untuned build and
-timed in alternating rounds, with PyTorch eager when installed. Coverage (the share of FLOPs in
+timed in alternating rounds, with PyTorch eager and ONNX Runtime when installed (each in a
+worker of its own). Coverage (the share of FLOPs in
 kernels with a valid candidate) comes from each search's report. Writes
 ``docs/results/anchor_transfer_<cpu>.json`` after every network. Run it alone on the machine.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 from recommender.core import corpora, paths
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
-from recommender.evaluate.comparison import pytorch_eager
+from recommender.evaluate.comparison import baselines
 from recommender.evaluate.searches import read_json, write_json
 from recommender.evaluate.workflows import load_cost_model
 from recommender.learn.feature_cache import FeatureCache
@@ -88,10 +89,8 @@ def compare(name: str, target, out: Path, reports: dict[str, dict]) -> dict:
             wrong[key] = problem
         else:
             executables[key] = builds.get(key)
-    eager, _ = pytorch_eager(name, int(target.attrs["num-cores"]))
-    times = endtoend.time_interleaved(
-        executables, network, others={"pytorch eager": eager} if eager else None
-    )
+    others, _ = baselines(name, int(target.attrs["num-cores"]))
+    times = endtoend.time_interleaved(executables, network, others=others)
     own = times.get(OWN_LOG)
     return {
         "network": name,
