@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import tvm
@@ -26,6 +27,7 @@ from recommender.core import corpora, paths
 from recommender.core.corpora import CHECKOUT
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate.kernel_bench import (
+    NO_RECORD,
     bench_workload,
     best_by_workload,
     geomean,
@@ -197,11 +199,18 @@ def _markdown(result: dict) -> str:
         shape = "x".join(map(str, row["anchor_extents"]))
         kernel = f"`{row['kernel_class']}` {shape}"
         lines.append(f"| {kernel} | {row['share_of_zoo']:.1%} | " + " | ".join(cells) + " |")
+    unrecorded = Counter(
+        name
+        for row in result["workloads"].values()
+        for name, why in row["failures"].items()
+        if why == NO_RECORD
+    )
     failures = [
         f"- `{row['kernel_class']}` {name}: {why}"
         for row in result["workloads"].values()
         for name, why in row["failures"].items()
-    ]
+        if why != NO_RECORD
+    ] + [f"- {name}: no record of {n} of the kernels" for name, n in unrecorded.items()]
     if failures:
         lines += ["", "Not timed:", "", *failures]
     return "\n".join(lines) + "\n"

@@ -40,6 +40,7 @@ from .isolated import Maker, time_in_turn
 from .kernel_ops import RuntimeOp, onnxruntime_timer, runtime_op, torch_timer
 
 ROUNDS = 5
+NO_RECORD = "no record of this workload"
 
 
 @dataclass
@@ -133,7 +134,7 @@ def bench_workload(
     for name, records in databases.items():
         record = records.get(heavy.key)
         if record is None:
-            failures[name] = "no record of this workload"
+            failures[name] = NO_RECORD
             continue
         applied = apply_trace(record.trace, heavy.task.mod, target)
         if not applied.ok:
