@@ -142,7 +142,7 @@ def _summary(rows: list[dict], meta: dict) -> dict:
         for runtime in RUNTIMES:
             if variant == runtime:
                 continue
-            ratios = [ratio for _, ratio in ratio_to(rows, variant, runtime)]
+            ratios = list(ratio_to(rows, variant, runtime))
             entry[f"vs_{runtime}_geomean"] = geomean(ratios)
             entry[f"vs_{runtime}_worst"] = min(ratios, default=None)
             entry[f"vs_{runtime}_workloads"] = len(ratios)

@@ -179,12 +179,13 @@ def gflops(row: dict) -> dict[str, float]:
     return {name: row["flops"] / (ms * 1e-3) / 1e9 for name, ms in row["ms"].items()}
 
 
-def ratio_to(rows: list[dict], variant: str, reference: str) -> Iterator[tuple[dict, float]]:
-    """Each row's speed of ``variant`` as a fraction of ``reference``'s (time ratio)."""
+def ratio_to(rows: list[dict], variant: str, reference: str) -> Iterator[float]:
+    """The speed of ``variant`` as a fraction of ``reference``'s (time ratio), in every row
+    timing both."""
     for row in rows:
         ms = row["ms"]
         if variant in ms and reference in ms:
-            yield row, ms[reference] / ms[variant]
+            yield ms[reference] / ms[variant]
 
 
 def geomean(values: list[float]) -> float | None:
