@@ -91,7 +91,7 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
         phases = report["phases_s"]
         assert {"read_sources", "load_network", "extract", "compile"} <= set(phases)
         assert report["search_s"] == pytest.approx(sum(phases.values()), abs=0.02)
-        assert report["schedules_s"] < report["search_s"]
+        assert report["schedules_s"] <= report["search_s"]  # phases rounded to 10 ms
     assert "load_model" in reports["top-1"]["phases_s"]
     assert reports["top-0"]["held_out_training_s"] > 0  # trained for the first of them
     assert reports["top-1"]["held_out_training_s"] == 0  # read back
