@@ -158,25 +158,39 @@ def _baseline_cell(seconds: float | None, why: str | None) -> dict:
 
 def pytorch_eager(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
     """A timing round of the zoo network in PyTorch eager, or why there is none."""
-    if name not in zoo_names():
-        return None, "not a zoo network"
-    try:
+
+    def timer_maker():
         from ..networks import torch_zoo
-    except ImportError as err:
-        return None, f"{err.name} is not installed ({INSTALL_HINT})"
-    return in_worker("pytorch_eager", name, torch_zoo.eager_timer, (name, threads)), None
+
+        return torch_zoo.eager_timer
+
+    return _zoo_baseline("pytorch_eager", name, threads, timer_maker)
 
 
 def onnxruntime(name: str, threads: int) -> tuple[Callable[[], float] | None, str | None]:
     """A timing round of the zoo network in ONNX Runtime (exported to ONNX once, cached), or
     why there is none."""
+
+    def timer_maker():
+        from ..networks import onnxruntime_baseline
+
+        return onnxruntime_baseline.ort_timer
+
+    return _zoo_baseline("onnxruntime", name, threads, timer_maker)
+
+
+def _zoo_baseline(
+    contender: str, name: str, threads: int, timer_maker: Callable[[], Callable]
+) -> tuple[Callable[[], float] | None, str | None]:
+    """``contender``'s timing round of the zoo network ``name`` in its own worker, or why there
+    is none (not a zoo network, or its extra not installed here)."""
     if name not in zoo_names():
         return None, "not a zoo network"
     try:
-        from ..networks import onnxruntime_baseline
+        make = timer_maker()
     except ImportError as err:
         return None, f"{err.name} is not installed ({INSTALL_HINT})"
-    return in_worker("onnxruntime", name, onnxruntime_baseline.ort_timer, (name, threads)), None
+    return in_worker(contender, name, make, (name, threads)), None
 
 
 def _times_to_match(
