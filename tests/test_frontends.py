@@ -7,7 +7,9 @@ import numpy as np
 import onnx
 import pytest
 import torch
+import tvm
 from onnx import TensorProto, helper, numpy_helper
+from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
 from recommender.core.errors import InputError
@@ -122,6 +124,24 @@ def test_a_computed_reshape_imports_once_shapes_are_folded(tmp_path):
     network = load_network(str(path))
     assert [(i.name, i.shape) for i in network.inputs] == [("x", (1, 4, 8, 8))]
     assert len(extract_tasks(network, host_target(), cache=False)) >= 2
+
+
+class KeyCache(torch.nn.Module):
+    """A decoder's first step: transformers' empty cache, ``torch.tensor([])``, concatenated
+    with the new keys (a 1-D empty tensor ``torch.cat`` skips, which Relax's concat refuses)."""
+
+    def forward(self, keys):
+        return torch.cat([torch.tensor([]), keys], dim=-2) * 2
+
+
+def test_an_exported_program_concatenating_an_empty_cache_imports(tmp_path):
+    keys = torch.randn(1, 2, 4, 8)
+    path = tmp_path / "cache.pt2"
+    torch.export.save(torch.export.export(KeyCache(), (keys,)), str(path))
+    network = load_network(str(path))
+    vm = relax.VirtualMachine(tvm.compile(network.mod, host_target()), tvm.cpu())
+    (out,) = vm["main"](tvm.runtime.tensor(keys.numpy()))
+    np.testing.assert_array_equal(out.numpy(), keys.numpy() * 2)
 
 
 def test_a_dynamic_batch_needs_input_shape(tmp_path):

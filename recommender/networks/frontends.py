@@ -112,8 +112,38 @@ def _relax_from_program(program, *, source: str | Path) -> tvm.IRModule:
     """A torch ``ExportedProgram`` -> weight-less Relax (weights become ``main``'s parameters)."""
     from tvm.relax.frontend.torch import from_exported_program
 
+    _drop_empty_cat_inputs(program)
     try:
         mod = from_exported_program(program, keep_params_as_input=True)
     except Exception as err:  # the TVM frontend raises many types
         raise InputError(f"TVM cannot import this ExportedProgram: {err}", path=source) from None
     return relax.frontend.detach_params(mod)[0]
+
+
+def _drop_empty_cat_inputs(program) -> None:
+    """Removes the 1-D empty tensors that ``torch.cat`` skips (a legacy rule of PyTorch's).
+
+    transformers' key-value cache starts as ``torch.tensor([])`` and is concatenated with the
+    first keys (GPT-2 and every decoder exported with its default ``use_cache``); Relax's concat
+    requires one rank for all inputs and refuses the graph.
+    """
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function" or "aten.cat" not in str(node.target):
+            continue
+        tensors = node.args[0]
+        kept = [t for t in tensors if not _is_empty_vector(t)]
+        if len(kept) == len(tensors) or not kept:
+            continue
+        if len(kept) == 1:
+            node.replace_all_uses_with(kept[0])
+            graph.erase_node(node)
+        else:
+            node.args = (kept, *node.args[1:])
+    graph.eliminate_dead_code()
+    program.graph_module.recompile()
+
+
+def _is_empty_vector(node) -> bool:
+    value = getattr(node, "meta", {}).get("val")
+    return value is not None and tuple(value.shape) == (0,)
