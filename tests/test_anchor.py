@@ -8,10 +8,11 @@ TVM's ``schedule_using_anchor_trace`` applies the convolution's steps and inline
 
 import pytest
 import tvm
-from tiny import conv_hardswish_net, conv_matmul_net, conv_residual_net, matmul_net
+from tiny import conv_hardswish_net, conv_matmul_net, conv_residual_net, matmul_net, mean_net
 from tvm import relax, s_tir
 
 from recommender.evaluate import endtoend
+from recommender.logs.collect import collect
 from recommender.logs.sources import load_sources
 from recommender.tasks.extract import extract_tasks, lower, prepare
 from recommender.tasks.workload import blocks_of
@@ -103,3 +104,23 @@ def test_an_anchor_schedule_stored_as_a_record_replays_and_builds_the_network(
     assert kernel_func.attrs["tirx.is_scheduled"]  # what compile_relax does with the database
     tuned_build = endtoend.build(prepared, target, database)
     assert endtoend.outputs_match(endtoend.build(prepared, target), tuned_build, network) is None
+
+
+def test_a_mean_named_after_each_models_variable_transfers_between_them(target, tmp_path):
+    """ResNet-18's global mean is ``lv88_red`` in one export and ``lv114_red`` in another: one
+    class, and the trace of one replays on the other with the block renamed."""
+    source, other = mean_net(layers=1), mean_net(layers=3)
+    means = [
+        next(t for t in extract_tasks(n, target) if t.kernel_class.summary == "red+divide")
+        for n in (source, other)
+    ]
+    assert [b.name for b in blocks_of(means[0].mod)][0] != [
+        b.name for b in blocks_of(means[1].mod)
+    ][0]
+    assert means[0].kernel_class == means[1].kernel_class
+    collect(source, target, tmp_path, trials_per_task=8, trials_per_iter=4, progress=False)
+    sources = load_sources({"mean1": tmp_path}, target, top_n=2)
+    run = transfer_tune(other, target, sources, progress=False, levels=(Level.EXACT,))
+    [kernel] = [k for k in run.kernels if k.task.kernel_class == means[1].kernel_class]
+    assert kernel.candidates and all(c.applies for c in kernel.candidates)
+    assert all(c.measurement.ok for c in kernel.candidates)  # checked against the unscheduled

@@ -127,3 +127,21 @@ def conv_hardswish_net(channels: int = 8, size: int = 16, out_channels: int = 16
             bb.emit_func_output(out)
 
     return _network(f"convhswish{channels}x{size}", build)
+
+
+def mean_net(layers: int = 1, channels: int = 32, size: int = 16) -> Network:
+    """``layers`` of relu(2x), then a global mean, as a classifier's pooling: Relax names the
+    mean's reduction block after its input variable (``lv1_red`` after one layer, ``lv5_red``
+    after three), a name that differs between networks for the same kernel."""
+
+    def build(bb):
+        x = relax.Var("x", relax.TensorType((1, channels, size, size), "float32"))
+        with bb.function("main", [x]):
+            with bb.dataflow():
+                y = x
+                for _ in range(layers):
+                    y = bb.emit(relax.op.nn.relu(relax.op.multiply(y, relax.const(2.0))))
+                out = bb.emit_output(relax.op.mean(y, axis=[2, 3], keepdims=True))
+            bb.emit_func_output(out)
+
+    return _network(f"mean{layers}", build)

@@ -28,7 +28,7 @@ from .tuning_log import RECORDS, WORKLOADS
 logger = logging.getLogger(__name__)
 
 INDEX = "sources.json.gz"
-FORMAT = 1
+FORMAT = 2  # 2: kernel classes without the model's variable names (workload.block_class_name)
 MIN_TOP_N = 3  # an index holds at least this many records per workload, so reruns reuse it
 
 

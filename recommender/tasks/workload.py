@@ -108,9 +108,22 @@ def _as_int(expr) -> int:
         return -1
 
 
+_MODEL_VARIABLE = re.compile(r"^lv\d*_")
+
+
+def block_class_name(block_name: str) -> str:
+    """``lv88_red`` -> ``red``: the block name without the model's variable name.
+
+    Relax names a reduction after its input, a variable of the model (the mean of ResNet-18's
+    last feature map is ``lv88_red`` in one network, ``lv114_red`` in another); such a name
+    would make a class of one kernel. ``transfer.apply`` renames a trace's blocks back.
+    """
+    return _MODEL_VARIABLE.sub("", block_name)
+
+
 def _op_kind(block_name: str) -> str:
     """``T_add_1`` -> ``add``, ``conv2d_nchw`` -> ``conv2d_nchw``: block names without noise."""
-    name = re.sub(r"_\d+$", "", block_name)
+    name = re.sub(r"_\d+$", "", block_class_name(block_name))
     return name[2:] if name.startswith("T_") else name
 
 
@@ -125,7 +138,10 @@ def kernel_class(mod: tvm.IRModule) -> KernelClass:
     func = _main_func(mod)
     blocks = blocks_of(mod)
     params = _param_buffers(func)
-    parts = [f"{b.name}:{b.iter_kinds}:{b.loop_depth}:{int(b.has_init)}" for b in blocks]
+    parts = [
+        f"{block_class_name(b.name)}:{b.iter_kinds}:{b.loop_depth}:{int(b.has_init)}"
+        for b in blocks
+    ]
     parts.append("params:" + ",".join(f"{len(buf.shape)}{buf.dtype}" for buf in params))
     digest = hashlib.sha1("|".join(parts).encode()).hexdigest()[:10]
     kinds = [_op_kind(b.name) for b in blocks]
@@ -145,7 +161,7 @@ def anchor_key(mod: tvm.IRModule, blocks: tuple[BlockInfo, ...] | None = None) -
         return None
     info = next(b for b in blocks if b.name == anchor.name_hint)
     dtypes = ",".join(str(r.source.dtype) for r in [*anchor.reads, *anchor.writes])
-    return f"{info.name}:{info.iter_kinds}:{info.loop_depth}:{dtypes}"
+    return f"{block_class_name(info.name)}:{info.iter_kinds}:{info.loop_depth}:{dtypes}"
 
 
 def epilogue_ops(desc: WorkloadDescriptor) -> frozenset[str]:

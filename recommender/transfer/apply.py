@@ -11,6 +11,9 @@ leftover block is fused and parallelised. The trace is simplified first (dead lo
 source blocks break the replay when the epilogue differs); without its postprocessing steps,
 then the target's postprocessors, else with them, as TVM's own database pass applies it.
 
+Blocks the trace gets by a name that differs from the target's only in the model's variable name
+(``lv88_red`` vs ``lv114_red``, one kernel class) are renamed to the target's first.
+
 Tile decisions that no longer divide the new extents are repaired by TVM, inner factors first;
 we count them, since a repaired schedule is less likely to keep its home performance. A failure
 is data: the reason is returned, never raised.
@@ -30,6 +33,7 @@ from tvm.s_tir.meta_schedule.trace_apply import schedule_using_anchor_trace
 
 from ..backend.fixes import tune_context
 from ..core.interrupts import ctrl_c_stops_gently
+from ..tasks.workload import block_class_name, blocks_of
 
 
 class Level(StrEnum):
@@ -110,6 +114,7 @@ def apply_trace(
     >>> applied.ok, applied.reason, applied.repaired_tiles
     """
     start = time.perf_counter()
+    trace = _with_target_block_names(trace, target_mod)
     if level is Level.EXACT:
         sch, reason, repaired, tiles = _replay(trace, target_mod, target, seed)
     else:
@@ -121,6 +126,25 @@ def apply_trace(
         tile_decisions=tiles,
         apply_s=time.perf_counter() - start,
     )
+
+
+def _with_target_block_names(trace: s_tir.Trace, target_mod: tvm.IRModule) -> s_tir.Trace:
+    """``trace`` getting the target's blocks by their own names where the two differ only in
+    the model's variable name (``workload.block_class_name``); unchanged otherwise."""
+    names = {b.name for b in blocks_of(target_mod)}
+    by_class: dict[str, list[str]] = {}
+    for name in names:
+        by_class.setdefault(block_class_name(name), []).append(name)
+    insts, renamed = [], False
+    for inst in trace.insts:
+        if inst.kind.name == "GetSBlock" and str(inst.attrs[0]) not in names:
+            same_class = by_class.get(block_class_name(str(inst.attrs[0])), [])
+            if len(same_class) == 1:
+                attrs = [same_class[0], *inst.attrs[1:]]
+                inst = s_tir.schedule.Instruction(inst.kind, inst.inputs, attrs, inst.outputs)
+                renamed = True
+        insts.append(inst)
+    return s_tir.Trace(insts, dict(trace.decisions)) if renamed else trace
 
 
 def _replay(trace, target_mod, target, seed) -> tuple[s_tir.Schedule, str | None, int, int]:
