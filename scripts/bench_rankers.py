@@ -17,11 +17,24 @@ import json
 from pathlib import Path
 
 from recommender.core import corpora, paths
+from recommender.learn.cost_models import SCREEN_KEEP
 from recommender.learn.dataset import dataset_provenance, load_dataset
 from recommender.learn.evaluation import leave_one_model_out, mean_metrics
 
 LEARNERS = {
     "xgb ndcg + shape distance (shipped)": ("xgb", {"objective": "rank:ndcg"}),
+    "xgb ndcg + shape distance + relative to the kernel": (
+        "xgb",
+        {"objective": "rank:ndcg", "relative": True},
+    ),
+    "xgb ndcg two-stage (as the recommender ranks)": (
+        "two-stage",
+        {"objective": "rank:ndcg", "keep": SCREEN_KEEP},
+    ),
+    "xgb ndcg two-stage + relative to the kernel": (
+        "two-stage",
+        {"objective": "rank:ndcg", "keep": SCREEN_KEEP, "relative": True},
+    ),
     "xgb ndcg, stored features only": ("xgb", {"objective": "rank:ndcg", "derived": False}),
     "xgb pairwise + shape distance": ("xgb", {"objective": "rank:pairwise"}),
     "xgb ndcg depth 4 + shape distance": ("xgb", {"objective": "rank:ndcg", "max_depth": 4}),

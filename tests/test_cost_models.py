@@ -8,7 +8,12 @@ import pytest
 from recommender.core.errors import InputError
 from recommender.core.targets import host_target
 from recommender.learn import cost_models, model_files
-from recommender.learn.features import FEATURE_NAMES, SCHEMA_VERSION
+from recommender.learn.features import (
+    FEATURE_NAMES,
+    RELATIVE_NAMES,
+    SCHEMA_VERSION,
+    relative_to_kernel,
+)
 
 rng = np.random.default_rng(0)
 GROUPS, PER_GROUP = 60, 8
@@ -37,6 +42,20 @@ def test_every_model_follows_the_estimator_contract(name):
         model.predict(np.zeros((3, 4)))
 
 
+def test_relative_features_compare_a_candidate_with_its_own_kernels_only():
+    home = FEATURE_NAMES.index("s_log_gflops")
+    two_kernels = X[:16].copy()
+    two_kernels[8:, home] += 100.0  # the second kernel's sources are all far faster at home
+    qid = QID[:16]
+    together = relative_to_kernel(two_kernels, qid)
+    alone = np.vstack([relative_to_kernel(two_kernels[:8]), relative_to_kernel(two_kernels[8:])])
+    np.testing.assert_array_equal(together, alone)
+    gflops_below_best, gflops_rank = together[:8, 0], together[:8, 1]
+    fastest = np.argmax(two_kernels[:8, home])
+    assert gflops_below_best[fastest] == 0.0 and gflops_rank[fastest] == 0.0
+    assert gflops_rank.max() == 1.0 and len(RELATIVE_NAMES) == together.shape[1]
+
+
 def test_unknown_model_lists_the_valid_names():
     with pytest.raises(
         ValueError, match="unknown model 'svm'; choose one of: xgb, sklearn, random"
@@ -60,15 +79,19 @@ def test_xgb_ranker_beats_random_on_held_out_groups():
     )
 
 
-def test_save_and_load_predict_identically_and_check_the_schema(tmp_path):
-    ranker = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+@pytest.mark.parametrize("relative", [False, True])
+def test_save_and_load_predict_identically_and_check_the_schema(tmp_path, relative):
+    ranker = cost_models.create("xgb", **SMALL["xgb"], relative=relative)
+    ranker.fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
     failure = cost_models.FailureClassifier(n_estimators=10).fit(X[TRAIN], Y[TRAIN] < 0.3)
     data = model_files.data_hash(X[TRAIN], Y[TRAIN], QID[TRAIN])
     model_files.save(
         model_files.CostModel(ranker, failure), tmp_path, target=host_target(), data=data
     )
     loaded = model_files.load(tmp_path, target=host_target())
-    np.testing.assert_array_equal(ranker.predict(X[TEST]), loaded.ranker.predict(X[TEST]))
+    np.testing.assert_array_equal(
+        ranker.predict(X[TEST], qid=QID[TEST]), loaded.ranker.predict(X[TEST], qid=QID[TEST])
+    )
     np.testing.assert_array_equal(
         failure.predict_proba(X[TEST]), loaded.failure.predict_proba(X[TEST])
     )

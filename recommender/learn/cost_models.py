@@ -18,8 +18,10 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from .features import (
     DERIVED_NAMES,
     FEATURE_NAMES,
+    RELATIVE_NAMES,
     SCHEMA_VERSION,
     SCREEN_COLUMNS,
+    relative_to_kernel,
     shape_distance,
     with_derived,
 )
@@ -67,7 +69,7 @@ class _Model:
     def score(self, X, y, *, qid) -> float:
         """Mean over groups of best true value / true value of the top-ranked candidate
         (the top-1 score, 1.0 = always picks the best)."""
-        scores = self.predict(X)
+        scores = self.predict(X, qid=qid)
         values = []
         for group in np.unique(qid):
             rows = np.flatnonzero(qid == group)
@@ -89,7 +91,7 @@ class RandomRanking(_Model):
         self.n_features_in_ = _check_xy(X, y, qid).shape[1]
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, qid=None) -> np.ndarray:
         self._require_fitted()
         X = _check_xy(X)
         return np.random.default_rng(self.random_state).random(len(X))
@@ -108,7 +110,7 @@ class NearestShape(_Heuristic):
 
     name = "nearest-shape"
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, qid=None) -> np.ndarray:
         self._require_fitted()
         return -shape_distance(_check_xy(X))
 
@@ -118,7 +120,7 @@ class BestHome(_Heuristic):
 
     name = "best-home"
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, qid=None) -> np.ndarray:
         self._require_fitted()
         X = _check_xy(X)
         return X[:, FEATURE_NAMES.index("s_log_gflops")]
@@ -138,6 +140,7 @@ class XGBRanking(_Model):
         learning_rate: float = 0.1,
         random_state: int = 0,
         derived: bool = True,
+        relative: bool = False,
         screen: bool = False,
     ):
         self.objective = objective
@@ -146,22 +149,27 @@ class XGBRanking(_Model):
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.derived = derived
+        self.relative = relative
         self.screen = screen
 
     @property
     def params(self) -> dict:
         names = ("objective", "n_estimators", "max_depth", "learning_rate", "random_state")
-        return {k: getattr(self, k) for k in (*names, "derived", "screen")}
+        return {k: getattr(self, k) for k in (*names, "derived", "relative", "screen")}
 
     @property
     def derived_names(self) -> tuple[str, ...]:
-        """The columns the ranker adds to ``X`` (``features.with_derived``), if ``derived``."""
-        return DERIVED_NAMES if self.derived else ()
+        """The columns the ranker adds to ``X``: ``features.with_derived``'s if ``derived``,
+        ``features.relative_to_kernel``'s if ``relative``."""
+        return (DERIVED_NAMES if self.derived else ()) + (RELATIVE_NAMES if self.relative else ())
 
-    def _inputs(self, X: np.ndarray) -> np.ndarray:
+    def _inputs(self, X: np.ndarray, qid: np.ndarray | None) -> np.ndarray:
         """The columns the booster sees: with ``screen``, only those known before a candidate
-        is applied (``features.SCREEN_COLUMNS``, plus the derived ones)."""
-        X = with_derived(X) if self.derived else X
+        is applied (``features.SCREEN_COLUMNS``, plus the added ones)."""
+        added = [X] if not self.derived else [with_derived(X)]
+        if self.relative:
+            added.append(relative_to_kernel(X, qid))
+        X = np.hstack(added)
         if self.screen:
             X = X[:, [*SCREEN_COLUMNS, *range(len(FEATURE_NAMES), X.shape[1])]]
         return X
@@ -171,15 +179,18 @@ class XGBRanking(_Model):
         y = np.asarray(y, dtype=np.float64)
         if self.objective == "rank:ndcg":  # NDCG's gains need integer relevance grades
             y = np.round(y * RELEVANCE_GRADES)
-        booster = {k: v for k, v in self.params.items() if k not in ("derived", "screen")}
+        booster = {
+            k: v for k, v in self.params.items() if k not in ("derived", "relative", "screen")
+        }
         self.booster_ = xgboost.XGBRanker(**booster, tree_method="hist", n_jobs=THREADS)
-        self.booster_.fit(self._inputs(X), y, qid=np.asarray(qid))
+        self.booster_.fit(self._inputs(X, qid), y, qid=np.asarray(qid))
         self.n_features_in_ = X.shape[1]
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, qid=None) -> np.ndarray:
+        """Scores of ``X``'s rows, one kernel per ``qid`` value (None: one kernel's rows)."""
         self._require_fitted()
-        return self.booster_.predict(self._inputs(_check_xy(X)))
+        return self.booster_.predict(self._inputs(_check_xy(X, qid=qid), qid))
 
 
 class SklearnRegression(_Model):
@@ -206,7 +217,7 @@ class SklearnRegression(_Model):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, qid=None) -> np.ndarray:
         self._require_fitted()
         return self.regressor_.predict(with_derived(_check_xy(X)))
 

@@ -171,16 +171,20 @@ def _scores(name: str, params: dict, train: TrainingSet, test: TrainingSet) -> n
         held_out = {k.network for k in test.kernels}
         return fit_without(params.pop("records"), held_out, **params).predict(store_columns(test.X))
     if name != "two-stage":
-        return fit_ranker(name, train, **params).predict(test.X)
+        return fit_ranker(name, train, **params).predict(test.X, qid=test.qid)
     params = dict(params)
     keep = params.pop("keep")
-    full = fit_ranker("xgb", train, **params).predict(test.X)
-    screen = fit_ranker("xgb", train, **params, screen=True).predict(test.X)
-    scores = full.copy()
+    screen = fit_ranker("xgb", train, **params, screen=True).predict(test.X, qid=test.qid)
+    kept = np.zeros(len(test.X), dtype=bool)
     for group in range(test.groups):
         rows = test.rows(group)
-        dropped = rows[np.argsort(-screen[rows], kind="stable")[keep:]]
-        scores[dropped] = full.min() - 1.0 - np.arange(len(dropped))  # after all kept
+        kept[rows[np.argsort(-screen[rows], kind="stable")[:keep]]] = True
+    # the second stage sees the kept candidates only, as in the recommender
+    full = fit_ranker("xgb", train, **params).predict(test.X[kept], qid=test.qid[kept])
+    scores = np.empty(len(test.X))
+    scores[kept] = full
+    dropped = np.flatnonzero(~kept)
+    scores[dropped] = full.min() - 1.0 - np.arange(len(dropped))  # after all kept
     return scores
 
 

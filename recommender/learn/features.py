@@ -29,6 +29,13 @@ level (schema 2; last, so that schema-1 rows, all exact, extend with zeros)
 Derived by the ranker from the stored columns (``with_derived``; datasets do not store them):
   d_shape_distance                          summed |p_log_extent_ratio_*|: the nearest-shape
                                             rule's signal, as a feature
+Relative to the other candidates of the same kernel (``relative_to_kernel``; rankers with
+``relative``): a tree sees each row alone, and "fastest at home among this kernel's sources"
+is a fact about the group
+  r_gflops_below_best, r_gflops_rank        s_log_gflops below the kernel's best; its rank
+  r_distance_above_nearest, r_distance_rank  d_shape_distance above the kernel's nearest; rank
+  r_repaired_above_least, r_repaired_rank    p_repaired_fraction above the kernel's least; rank
+                                            (ranks in [0, 1], 0 = best of the kernel)
 """
 
 from __future__ import annotations
@@ -68,6 +75,14 @@ _PROGRAM += [f"t_max_{i}" for i in range(STORE_FEATURES)]
 _LEVEL = ["l_anchor", "l_epilogue_added", "l_epilogue_missing", "l_pad_differs"]
 FEATURE_NAMES: tuple[str, ...] = tuple(_WORKLOAD + _SOURCE + _PAIR + _PROGRAM + _LEVEL)
 DERIVED_NAMES: tuple[str, ...] = ("d_shape_distance",)
+RELATIVE_NAMES: tuple[str, ...] = (
+    "r_gflops_below_best",
+    "r_gflops_rank",
+    "r_distance_above_nearest",
+    "r_distance_rank",
+    "r_repaired_above_least",
+    "r_repaired_rank",
+)
 # known before any trace is decoded or applied: what the first stage of ranking screens by
 _NEEDS_APPLY = {*_SOURCE[3:], "p_repaired_tiles", "p_repaired_fraction", *_PROGRAM}
 SCREEN_COLUMNS = np.array([i for i, n in enumerate(FEATURE_NAMES) if n not in _NEEDS_APPLY])
@@ -84,6 +99,28 @@ def with_derived(X: np.ndarray) -> np.ndarray:
     poorly; given as one, leave-one-model-out top-1 rose 0.776 -> 0.822 (EPYC corpus) and
     0.874 -> 0.913 (Xeon corpus; docs/results/rankers_*.json)."""
     return np.hstack([X, shape_distance(X)[:, None]])
+
+
+def relative_to_kernel(X: np.ndarray, qid: np.ndarray | None = None) -> np.ndarray:
+    """The ``RELATIVE_NAMES`` columns of ``X`` (stored columns), one kernel per ``qid`` value
+    (None: all rows are one kernel's): each signal's distance from the kernel's best value and
+    its rank among the kernel's candidates, ties sharing the better rank."""
+    signals = np.column_stack(
+        [
+            -X[:, FEATURE_NAMES.index("s_log_gflops")],  # lower is better for all three
+            shape_distance(X),
+            X[:, FEATURE_NAMES.index("p_repaired_fraction")],
+        ]
+    )
+    qid = np.zeros(len(X), dtype=int) if qid is None else np.asarray(qid)
+    out = np.zeros((len(X), 2 * signals.shape[1]))
+    for group in np.unique(qid):
+        rows = np.flatnonzero(qid == group)
+        values = signals[rows]
+        ranks = (values[None, :, :] < values[:, None, :]).sum(axis=1)
+        out[rows, 0::2] = values - values.min(axis=0)
+        out[rows, 1::2] = ranks / max(len(rows) - 1, 1)
+    return out
 
 
 def _log2(x: float) -> float:

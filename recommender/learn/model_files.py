@@ -19,7 +19,7 @@ from ..core.corpora import already_warned
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
 from .cost_models import FailureClassifier, XGBRanking, create
-from .features import DERIVED_NAMES, FEATURE_NAMES, SCHEMA_VERSION
+from .features import FEATURE_NAMES, SCHEMA_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -110,15 +110,16 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
         )
     if metadata.get("feature_names") != list(FEATURE_NAMES):
         raise InputError("feature names differ from this version's schema", path=meta_path)
-    params = {"derived": False, **metadata["params"]}  # models saved before it had no columns
-    if metadata.get("derived_features", []) != (list(DERIVED_NAMES) if params["derived"] else []):
-        raise InputError(
-            f"the ranker was trained with derived features {metadata.get('derived_features')}; "
-            f"this version computes {list(DERIVED_NAMES)}: train it again (`recommender train`)",
-            path=meta_path,
-        )
     if (kind := metadata.get("model")) != XGBRanking.name:  # the only kind save() writes
         raise InputError(f"unknown model kind {kind!r}; expected one of: xgb", path=meta_path)
+    params = {"derived": False, **metadata["params"]}  # models saved before it had no columns
+    computed = list(create(kind, **params).derived_names)
+    if metadata.get("derived_features", []) != computed:
+        raise InputError(
+            f"the ranker was trained with derived features {metadata.get('derived_features')}; "
+            f"this version computes {computed}: train it again (`recommender train`)",
+            path=meta_path,
+        )
     trained_for = metadata.get("target_key")
     if target is not None and not same_cpu(trained_for, target):
         if not same_arch(trained_for, target):
