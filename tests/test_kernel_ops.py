@@ -15,7 +15,14 @@ from recommender.evaluate.kernel_bench import (
     best_by_workload,
     gflops,
 )
-from recommender.evaluate.kernel_ops import onnx_file, runtime_op, torch_run, torch_timer
+from recommender.evaluate.kernel_ops import (
+    RuntimeOp,
+    onnx_file,
+    relax_convolution,
+    runtime_op,
+    torch_run,
+    torch_timer,
+)
 from recommender.networks.network import Network, inputs_of
 from recommender.tasks.extract import extract_tasks
 
@@ -96,3 +103,14 @@ def test_a_kernel_is_timed_as_each_databases_best_record_and_in_each_runtime(
     assert set(row["ms"]) == {"tiny-log", "onnxruntime", "pytorch"}  # checked, then timed
     assert row["failures"] == {"empty": "no record of this workload"}
     assert row["op"]["kind"] == "conv2d" and set(gflops(row)) == set(row["ms"])
+
+
+def test_a_convolution_rebuilt_from_its_operator_computes_what_pytorch_does():
+    op = RuntimeOp(
+        "conv2d",
+        ((1, 8, 10, 10), (16, 8, 3, 3), (16,)),
+        (("stride", 2), ("pads", (1, 1, 0, 0)), ("groups", 1)),  # asymmetric, as ONNX allows
+    )
+    vm = relax.VirtualMachine(tvm.compile(relax_convolution(op), host_target()), tvm.cpu())
+    out = vm["main"](*[tvm.runtime.tensor(a) for a in op.random_inputs()]).numpy()
+    np.testing.assert_allclose(out, torch_run(op)().numpy(), rtol=1e-4, atol=1e-4)

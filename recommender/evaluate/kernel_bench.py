@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import tvm
+from tvm import s_tir
 
 from ..backend.measure import (
     arg_specs,
@@ -129,33 +130,55 @@ def bench_workload(
 ) -> dict:
     """One workload timed as every database's best record and as the runtimes' operator, in
     interleaved rounds; milliseconds per variant, failures with their reasons."""
-    failures: dict[str, str] = {}
-    scheduled: dict[str, tvm.IRModule] = {}
+    variants, missing = {}, {}
     for name, records in databases.items():
         record = records.get(heavy.key)
         if record is None:
-            failures[name] = NO_RECORD
-            continue
-        applied = apply_trace(record.trace, heavy.task.mod, target)
-        if not applied.ok:
+            missing[name] = NO_RECORD
+        else:
+            variants[name] = (heavy.task.mod, record.trace)
+    op = runtime_op(heavy.task.mod)
+    row = time_variants(str(heavy.key), variants, op, target, threads, onnx_dir, rounds)
+    row["failures"] = missing | row["failures"]
+    return row
+
+
+def time_variants(
+    key: str,
+    variants: dict[str, tuple[tvm.IRModule, s_tir.Trace]],
+    op: RuntimeOp | None,
+    target: tvm.target.Target,
+    threads: int,
+    onnx_dir: Path,
+    rounds: int = ROUNDS,
+) -> dict:
+    """Each variant's trace applied to its own workload (one operator may be lowered to several
+    kernels: another layout), checked against that workload unscheduled, then timed in
+    interleaved rounds beside ``op`` in ONNX Runtime and PyTorch; milliseconds per variant,
+    failures with their reasons."""
+    failures: dict[str, str] = {}
+    scheduled: dict[str, tuple[tvm.IRModule, tvm.IRModule]] = {}
+    for name, (mod, trace) in variants.items():
+        applied = apply_trace(trace, mod, target)
+        if applied.ok:
+            scheduled[name] = (mod, applied.schedule.mod)
+        else:
             failures[name] = f"does not apply: {applied.reason}"
-            continue
-        scheduled[name] = applied.schedule.mod
-    checked = measure([(heavy.task.mod, list(scheduled.values()))], target, timed=False)[0]
+    groups = [(mod, [schedule]) for mod, schedule in scheduled.values()]
+    checked = measure(groups, target, timed=False)
     makers: dict[str, Maker] = {}
     libraries = []
-    for (name, mod), outcome in zip(scheduled.items(), checked):
-        if outcome.ok:
-            libraries.append(export_shared_library(build_without_intrin_import(mod, target, None)))
-            makers[name] = (library_timer, (libraries[-1], arg_specs(mod)[1]))
-        else:
+    for (name, (_, schedule)), [outcome] in zip(scheduled.items(), checked):
+        if not outcome.ok:
             failures[name] = f"{outcome.stage}: {outcome.error}"
-    op = runtime_op(heavy.task.mod)
+            continue
+        libraries.append(export_shared_library(build_without_intrin_import(schedule, target, None)))
+        makers[name] = (library_timer, (libraries[-1], arg_specs(schedule)[1]))
     if op is not None:
         makers["onnxruntime"] = (onnxruntime_timer, (op, threads, onnx_dir))
         makers["pytorch"] = (torch_timer, (op, threads))
     try:
-        samples, failed = time_in_turn(str(heavy.key), makers, rounds)
+        samples, failed = time_in_turn(key, makers, rounds)
     finally:
         for library in libraries:
             remove_artifact(library)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import tvm
-from tvm import s_tir
+from tvm import relax, s_tir
 
 from ..core.timing import seconds_per_run
 from ..tasks.workload import describe
@@ -244,3 +244,29 @@ def onnxruntime_timer(op: RuntimeOp, threads: int, directory: Path) -> Callable[
 
     path, inputs = onnx_file(op, directory)
     return ort_timer_for(path, inputs, threads)
+
+
+def relax_convolution(op: RuntimeOp) -> tvm.IRModule:
+    """A ``conv2d`` op (+ its bias) as a Relax module in NCHW, weights as parameters: the
+    operator, to be lowered another way (another layout) and tuned again."""
+    if op.kind != "conv2d":
+        raise ValueError(f"not a convolution: {op.kind}")
+    params = [
+        relax.Var(name, relax.TensorType(shape, "float32"))
+        for name, shape in zip(("x", "w", "b"), op.shapes)
+    ]
+    bb = relax.BlockBuilder()
+    with bb.function("main", params):
+        with bb.dataflow():
+            out = relax.op.nn.conv2d(
+                params[0],
+                params[1],
+                strides=op.attr("stride"),
+                padding=op.attr("pads"),
+                groups=op.attr("groups"),
+            )
+            if len(params) == 3:  # the bias, one value per output channel
+                out = relax.op.add(out, relax.op.reshape(params[2], (1, -1, 1, 1)))
+            out = bb.emit_output(out)
+        bb.emit_func_output(out)
+    return bb.get()
