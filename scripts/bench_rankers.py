@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import sys
 from pathlib import Path
 
 from recommender.core import corpora, paths
@@ -50,20 +51,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", default=None, help="corpus name or path (default: the host's)")
     parser.add_argument("--out", type=Path, default=None, help="JSON to write")
+    parser.add_argument(
+        "--only", default=None, help="learners whose label contains one of these (comma-separated)"
+    )
     args = parser.parse_args()
+    learners = LEARNERS
+    if args.only:
+        words = args.only.split(",")
+        learners = {label: v for label, v in LEARNERS.items() if any(w in label for w in words)}
+        if not learners:
+            parser.error(f"--only {args.only!r} matches none of: {', '.join(LEARNERS)}")
     corpus = paths.root() if args.corpus is None else Path(args.corpus)
     if not corpus.is_dir():
         corpus = corpora.CORPORA / args.corpus
     paths.use_corpus(corpus)
     directory = paths.transfer()
-    results = leave_one_model_out(load_dataset(directory), LEARNERS)
+    results = leave_one_model_out(load_dataset(directory), learners)
     means = mean_metrics(results)
-    per_network = {r.network: {s: r.learners[s]["top1"] for s in LEARNERS} for r in results}
+    per_network = {r.network: {s: r.learners[s]["top1"] for s in learners} for r in results}
     out = args.out or paths.CHECKOUT / "docs" / "results" / f"rankers_{corpus.name}.json"
     out.write_text(
         json.dumps(
             {
-                "command": "python scripts/bench_rankers.py --corpus " + corpus.name,
+                "command": " ".join(["python", *sys.argv]),
                 "date": datetime.date.today().isoformat(),
                 "dataset": str(directory.relative_to(paths.CHECKOUT)),
                 "dataset_cpu": dataset_provenance(directory)["target"].get("mcpu"),
@@ -75,7 +85,7 @@ def main() -> None:
         )
         + "\n"
     )
-    width = max(map(len, LEARNERS))
+    width = max(map(len, learners))
     print(
         f"{'mean of ' + str(len(results)) + ' networks':{width}s}", *(f"{c:>8s}" for c in COLUMNS)
     )
@@ -83,7 +93,7 @@ def main() -> None:
         print(f"{label:{width}s}", *(f"{metrics.get(c, float('nan')):8.3f}" for c in COLUMNS))
     print("\ntop-1 per held-out network:")
     for network, scores in per_network.items():
-        print(f"{network:16s}", *(f"{scores[s]:.3f}" for s in LEARNERS))
+        print(f"{network:16s}", *(f"{scores[s]:.3f}" for s in learners))
     print(f"\nwritten: {out}")
 
 
