@@ -83,3 +83,14 @@ def test_the_corpora_command_lists_them_and_the_hosts_choice(capsys):
     listed = json.loads(capsys.readouterr().out)
     assert {"znver3", "rocketlake"} <= {c["name"] for c in listed["corpora"]}
     assert listed["chosen"] == "rocketlake" and listed["target_cpu"] == "rocketlake"
+
+
+def test_a_corpus_still_being_tuned_gives_way_to_one_with_a_cost_model(base):
+    fake_corpus(base, "znver4", "znver4")  # its first log, no dataset or model yet
+    model = base / "znver3" / "models" / "default"
+    model.mkdir(parents=True)
+    (model / "metadata.json").write_text("{}")
+    choice = choose(llvm("znver4"), base=base)
+    assert choice.corpus.name == "znver3" and not choice.exact
+    assert choice.why.startswith("znver4's own corpus is not complete (1 networks, no cost model")
+    assert choose(llvm("znver4"), writing=True, base=base).corpus.name == "znver4"

@@ -151,10 +151,12 @@ def choose(
         corpus = Corpus.read(home) or Corpus(cpu, home, cpu, arch, (), None, 0, False)
         return Choice(corpus, f"the corpus of this target's CPU ({cpu})", exact=True)
     corpora = find_corpora(base)
-    for corpus in corpora:
-        if corpus.cpu == cpu and corpus.arch == arch:
-            return Choice(corpus, f"tuned on this target's CPU ({cpu})", exact=True)
     same_arch = [c for c in corpora if c.arch == arch]
+    # a corpus still being tuned has no cost model to rank with: one that has serves meanwhile
+    ready = [c for c in same_arch if c.has_model] or same_arch
+    own = [c for c in same_arch if c.cpu == cpu]
+    if own and own[0] in ready:
+        return Choice(own[0], f"tuned on this target's CPU ({cpu})", exact=True)
     if not same_arch:
         raise InputError(
             f"no corpus for {arch} (target CPU {cpu}); corpora here: "
@@ -162,9 +164,15 @@ def choose(
             + f"; tune one on the device with `{TUNE_HERE} --rpc HOST:PORT:KEY`",
             path=base,
         )
-    best = max(same_arch, key=lambda c: (closeness(cpu, c.cpu), _vendor(c.cpu) == _vendor(cpu)))
+    best = max(ready, key=lambda c: (closeness(cpu, c.cpu), _vendor(c.cpu) == _vendor(cpu)))
     why = (
-        f"no corpus tuned on {cpu}; {best.cpu} is the closest of {arch}'s "
+        f"{cpu}'s own corpus is not complete ({len(own[0].networks)} networks, no cost model yet; "
+        f"`{TUNE_HERE}` continues it)"
+        if own
+        else f"no corpus tuned on {cpu}"
+    )
+    why += (
+        f"; {best.cpu} is the closest of {arch}'s "
         f"({closeness(cpu, best.cpu):.0%} of LLVM features in common)"
     )
     return Choice(best, why, exact=False)
