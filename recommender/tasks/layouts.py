@@ -13,8 +13,13 @@ block (an RGB input) and grouped ones stay NCHW.
 
 from __future__ import annotations
 
+import dataclasses
+
 import tvm
 from tvm import relax, topi
+
+from ..networks.network import Network
+from .extract import prepare
 
 BLOCK = 16  # fp32 lanes of an AVX-512 register
 
@@ -28,9 +33,40 @@ def blocked_convolutions(
     legalize what is not yet.
     """
     layouts = {"relax.nn.conv2d": [f"NCHW{block}c", f"OIHW{block}i{block}o"]}
-    mod = relax.transform.ConvertLayout(layouts)(mod)
+    mod = relax.transform.ConvertLayout(layouts)(_scalars_as_constants(mod))
     with target:
         return relax.transform.LegalizeOps({"relax.nn.conv2d": _legalize_conv2d})(mod)
+
+
+_BINARY = {
+    f"relax.{name}"
+    for name in ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum")
+}
+
+
+@relax.expr_functor.mutator
+class _ScalarsAsConstants(relax.PyExprMutator):
+    def visit_call_(self, call: relax.Call) -> relax.Expr:
+        call = super().visit_call_(call)
+        if str(getattr(call.op, "name", "")) not in _BINARY or not any(map(_is_scalar, call.args)):
+            return call
+        args = [relax.const(a.value, str(a.ty)) if _is_scalar(a) else a for a in call.args]
+        return relax.Call(call.op, args, call.attrs, call.ty_args)
+
+
+def _is_scalar(arg: relax.Expr) -> bool:
+    return isinstance(arg, tvm.tirx.FloatImm | tvm.tirx.IntImm)
+
+
+def _scalars_as_constants(mod: tvm.IRModule) -> tvm.IRModule:
+    """Scalar operands of arithmetic (``R.add(x, T.float32(1e-05))``, batch norm's epsilon) as
+    0-d constants: ``ConvertLayout`` crashes (segfault) on such an operand anywhere in the
+    function. ``clip``'s bounds stay scalars: its legalization needs them so."""
+    mutator = _ScalarsAsConstants(mod)
+    for gvar, func in mod.functions.items():
+        if isinstance(func, relax.Function):
+            mod[gvar] = mutator.visit_expr(func)
+    return mod
 
 
 def _legalize_conv2d(bb: relax.BlockBuilder, call: relax.Call) -> relax.Expr:
@@ -51,3 +87,10 @@ def _legalize_conv2d(bb: relax.BlockBuilder, call: relax.Call) -> relax.Expr:
         attrs.out_dtype or call.args[0].ty.dtype,
         primfunc_name_hint="conv2d_NCHWc",
     )
+
+
+def blocked_network(network: Network, target: tvm.target.Target, block: int = BLOCK) -> Network:
+    """``network`` with its convolutions blocked, batch norm folded into them first (folding
+    needs the plain ``conv2d``); its inputs and outputs keep their layout."""
+    mod = blocked_convolutions(prepare(network.mod), target, block)
+    return dataclasses.replace(network, name=f"{network.name}-nchw{block}c", mod=mod)

@@ -1,0 +1,107 @@
+"""Whole networks with blocked convolutions (NCHW16c) against the same networks in NCHW, both
+tuned by MetaSchedule on this CPU with the same trials per task, timed end to end in one
+interleaved run with PyTorch eager and ONNX Runtime.
+
+    .venv/bin/python scripts/bench_layout_network.py [MODEL ...] [--trials-per-task 64]
+
+The NCHW build is the network's log in this CPU's own corpus (``corpora/<cpu>/``, tuned by
+``scripts/rebuild_corpus.py``: it must be there). The blocked network
+(``tasks.layouts.blocked_network``) is tuned into
+``datasets/kernel_variants/<cpu>/layouts-network-<T>/<MODEL>-nchw16c/`` (resumable). Both
+builds are checked against the untuned NCHW build on random inputs before they are timed.
+Writes ``docs/results/layouts_network_<cpu>.json`` after every network. Run it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from recommender.core import corpora
+from recommender.core.corpora import CHECKOUT
+from recommender.core.errors import InputError
+from recommender.core.targets import host_target, use_target_threads
+from recommender.evaluate import endtoend
+from recommender.evaluate.comparison import baselines
+from recommender.evaluate.searches import read_json, write_json
+from recommender.logs.collect import collect
+from recommender.logs.tuning_log import TuningLog
+from recommender.networks.zoo import load_zoo_network
+from recommender.tasks.extract import extract_tasks, prepare
+from recommender.tasks.layouts import BLOCK, blocked_network
+
+NCHW, BLOCKED = "nchw (own log)", f"nchw{BLOCK}c"
+
+
+def compare(name: str, target, nchw_log, blocked_log) -> dict:
+    network = load_zoo_network(name)
+    blocked = blocked_network(network, target)
+    plain = endtoend.Builds(prepare(network.mod), target)
+    plain.want("untuned")
+    plain.want(NCHW, nchw_log)
+    plain.build_wanted()
+    other = endtoend.Builds(prepare(blocked.mod), target)
+    other.want(BLOCKED, blocked_log)
+    other.build_wanted()
+    reference = endtoend.ReferenceOutputs(plain.get("untuned"), network)
+    executables, wrong = {}, {}
+    for key, exe in ((NCHW, plain.get(NCHW)), (BLOCKED, other.get(BLOCKED))):
+        problem = reference.mismatch(exe)
+        if problem:
+            wrong[key] = problem
+        else:
+            executables[key] = exe
+    others, missing = baselines(name, int(target.attrs["num-cores"]))
+    times = endtoend.time_interleaved(executables, network, others=others)
+    return {
+        "ms": {k: round(v * 1e3, 3) for k, v in times.items()},
+        "tasks": {
+            NCHW: len(extract_tasks(network, target)),
+            BLOCKED: len(extract_tasks(blocked, target)),
+        },
+        "wrong": wrong,
+        "baselines_missing": missing,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", nargs="*", default=["resnet18"], help="zoo networks")
+    parser.add_argument("--trials-per-task", type=int, default=64)
+    args = parser.parse_args()
+    target = host_target()
+    threads = use_target_threads(target)
+    cpu = str(target.attrs["mcpu"])
+    own = corpora.choose(target, writing=True).corpus.root / "datasets" / "logs"
+    out = CHECKOUT / "docs" / "results" / f"layouts_network_{cpu}.json"
+    results = read_json(out) or {"networks": {}}
+    results["meta"] = {
+        "cpu": cpu,
+        "target": str(target),
+        "tvm_threads": threads,
+        "trials_per_task": args.trials_per_task,
+        "command": " ".join(["python", *sys.argv]),
+    }
+    variants = CHECKOUT / "datasets" / "kernel_variants" / cpu
+    for name in args.models:
+        if not (own / name / "provenance.json").exists():
+            raise InputError(
+                f"no log of {name} in this CPU's corpus: run rebuild_corpus.py", path=own
+            )
+        blocked_dir = variants / f"layouts-network-{args.trials_per_task}" / f"{name}-{BLOCKED}"
+        network = blocked_network(load_zoo_network(name), target)
+        summary = collect(network, target, blocked_dir, trials_per_task=args.trials_per_task)
+        if summary.status == "interrupted":
+            return 130
+        row = compare(
+            name, target, TuningLog.open(own / name).path, TuningLog.open(blocked_dir).path
+        )
+        results["networks"][name] = row
+        write_json(out, results)
+        print(f"{name} on {cpu}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in row["ms"].items()))
+    print(f"written: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
