@@ -12,7 +12,7 @@ from tiny import conv_hardswish_net, conv_matmul_net, conv_residual_net, matmul_
 from tvm import relax, s_tir
 
 from recommender.evaluate import endtoend
-from recommender.logs.collect import collect
+from recommender.logs.collect import collect_tasks
 from recommender.logs.sources import load_sources
 from recommender.tasks.extract import extract_tasks, lower, prepare
 from recommender.tasks.workload import blocks_of
@@ -118,7 +118,16 @@ def test_a_mean_named_after_each_models_variable_transfers_between_them(target, 
         b.name for b in blocks_of(means[1].mod)
     ][0]
     assert means[0].kernel_class == means[1].kernel_class
-    collect(source, target, tmp_path, trials_per_task=8, trials_per_iter=4, progress=False)
+    collect_tasks(
+        "mean1",
+        means[:1],
+        target,
+        tmp_path,
+        trials_per_task=8,
+        trials_per_iter=4,
+        population=16,
+        progress=False,
+    )
     sources = load_sources({"mean1": tmp_path}, target, top_n=2)
     run = transfer_tune(other, target, sources, progress=False, levels=(Level.EXACT,))
     [kernel] = [k for k in run.kernels if k.task.kernel_class == means[1].kernel_class]
