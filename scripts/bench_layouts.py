@@ -148,7 +148,9 @@ def _markdown(result: dict) -> str:
         "PyTorch eager running the same conv + bias. GFLOP/s; the layout transforms around a",
         "blocked convolution are not timed (a network pays them at its boundaries).",
         "",
-        "| convolution (input, weight) | stride | share of their time | " + " | ".join(variants) + " |",
+        "| convolution (input, weight) | stride | share of their time | "
+        + " | ".join(variants)
+        + " |",
         "| --- | --- | --- | " + " | ".join("---" for _ in variants) + " |",
     ]
     for row in result["convolutions"].values():
