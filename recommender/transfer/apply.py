@@ -131,6 +131,9 @@ def apply_trace(
 def _with_target_block_names(trace: s_tir.Trace, target_mod: tvm.IRModule) -> s_tir.Trace:
     """``trace`` getting the target's blocks by their own names where the two differ only in
     the model's variable name (``workload.block_class_name``); unchanged otherwise."""
+    gets = [str(i.attrs[0]) for i in trace.insts if i.kind.name == "GetSBlock"]
+    if all(block_class_name(name) == name for name in gets):  # no model variable: as it is
+        return trace
     names = {b.name for b in blocks_of(target_mod)}
     by_class: dict[str, list[str]] = {}
     for name in names:
