@@ -33,9 +33,8 @@ from recommender.tasks.layouts import BLOCK, blocked_network
 NCHW, BLOCKED = "nchw (own log)", f"nchw{BLOCK}c"
 
 
-def compare(name: str, target, nchw_log, blocked_log) -> dict:
-    network = load_zoo_network(name)
-    blocked = blocked_network(network, target)
+def compare(network, blocked, target, nchw_log, blocked_log) -> dict:
+    name = network.name
     plain = endtoend.Builds(prepare(network.mod), target)
     plain.want("untuned")
     plain.want(NCHW, nchw_log)
@@ -89,12 +88,17 @@ def main() -> int:
                 f"no log of {name} in this CPU's corpus: run rebuild_corpus.py", path=own
             )
         blocked_dir = variants / f"layouts-network-{args.trials_per_task}" / f"{name}-{BLOCKED}"
-        network = blocked_network(load_zoo_network(name), target)
-        summary = collect(network, target, blocked_dir, trials_per_task=args.trials_per_task)
+        network = load_zoo_network(name)
+        blocked = blocked_network(network, target)
+        summary = collect(blocked, target, blocked_dir, trials_per_task=args.trials_per_task)
         if summary.status == "interrupted":
             return 130
         row = compare(
-            name, target, TuningLog.open(own / name).path, TuningLog.open(blocked_dir).path
+            network,
+            blocked,
+            target,
+            TuningLog.open(own / name).path,
+            TuningLog.open(blocked_dir).path,
         )
         results["networks"][name] = row
         write_json(out, results)
