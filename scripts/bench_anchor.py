@@ -75,7 +75,7 @@ def search(name: str, variant: str, target, out: Path) -> dict:
 
 def compare(name: str, target, out: Path, reports: dict[str, dict]) -> dict:
     network = load_zoo_network(name)
-    builds = endtoend.Builds(prepare(network.mod), target)
+    builds = endtoend.Builds(prepare(network.mod, target), target)
     builds.want("untuned")
     for variant in reports:
         builds.want(variant, out / variant)

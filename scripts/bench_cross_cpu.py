@@ -40,7 +40,7 @@ def main() -> None:
     network = load_zoo_network(args.model)
     shipped = TuningLog.open(CORPORA / args.corpus / "datasets" / "logs" / args.model)
     here = TuningLog.open(args.log_here, target=target)
-    builds = endtoend.Builds(prepare(network.mod), target)
+    builds = endtoend.Builds(prepare(network.mod, target), target)
     tuned_here = MetaScheduleBuilds(network, builds.prepared, target, here, builds)
     builds.want("untuned")
     builds.want("recommended", args.recommended)

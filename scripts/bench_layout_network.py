@@ -5,8 +5,8 @@ interleaved run with PyTorch eager and ONNX Runtime.
     .venv/bin/python scripts/bench_layout_network.py [MODEL ...] [--trials-per-task 64]
 
 The NCHW build is the network's log in this CPU's own corpus (``corpora/<cpu>/``, tuned by
-``scripts/rebuild_corpus.py``: it must be there). The blocked network
-(``tasks.layouts.blocked_network``) is tuned into
+``scripts/rebuild_corpus.py`` in the native layout: it must be there). The network with blocked
+convolutions (``tasks.layouts``) is tuned into
 ``datasets/kernel_variants/<cpu>/layouts-network-<T>/<MODEL>-nchw16c/`` (resumable). Both
 builds are checked against the untuned NCHW build on random inputs before they are timed.
 Writes ``docs/results/layouts_network_<cpu>.json`` after every network. Run it alone.
@@ -18,7 +18,7 @@ import argparse
 import sys
 
 from recommender.core import corpora
-from recommender.core.corpora import CHECKOUT
+from recommender.core.corpora import CHECKOUT, NATIVE
 from recommender.core.errors import InputError
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
@@ -28,36 +28,34 @@ from recommender.logs.collect import collect
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import load_zoo_network
 from recommender.tasks.extract import extract_tasks, prepare
-from recommender.tasks.layouts import BLOCK, blocked_network
+from recommender.tasks.layouts import BLOCK
 
 NCHW, BLOCKED = "nchw (own log)", f"nchw{BLOCK}c"
+LAYOUTS = {NCHW: NATIVE, BLOCKED: f"NCHW{BLOCK}c"}
 
 
-def compare(network, blocked, target, nchw_log, blocked_log) -> dict:
-    name = network.name
-    plain = endtoend.Builds(prepare(network.mod), target)
-    plain.want("untuned")
-    plain.want(NCHW, nchw_log)
-    plain.build_wanted()
-    other = endtoend.Builds(prepare(blocked.mod), target)
-    other.want(BLOCKED, blocked_log)
-    other.build_wanted()
-    reference = endtoend.ReferenceOutputs(plain.get("untuned"), network)
+def compare(network, target, logs: dict[str, str]) -> dict:
+    """Both builds of ``network`` (one per layout, from its log in ``logs``), checked against
+    the untuned native build, then timed in one interleaved run with the runtimes."""
+    builds = {k: endtoend.Builds(prepare(network.mod, target, LAYOUTS[k]), target) for k in logs}
+    builds[NCHW].want("untuned")
+    for key, log in logs.items():
+        builds[key].want(key, log)
+        builds[key].build_wanted()
+    reference = endtoend.ReferenceOutputs(builds[NCHW].get("untuned"), network)
     executables, wrong = {}, {}
-    for key, exe in ((NCHW, plain.get(NCHW)), (BLOCKED, other.get(BLOCKED))):
+    for key in logs:
+        exe = builds[key].get(key)
         problem = reference.mismatch(exe)
         if problem:
             wrong[key] = problem
         else:
             executables[key] = exe
-    others, missing = baselines(name, int(target.attrs["num-cores"]))
+    others, missing = baselines(network.name, int(target.attrs["num-cores"]))
     times = endtoend.time_interleaved(executables, network, others=others)
     return {
         "ms": {k: round(v * 1e3, 3) for k, v in times.items()},
-        "tasks": {
-            NCHW: len(extract_tasks(network, target)),
-            BLOCKED: len(extract_tasks(blocked, target)),
-        },
+        "tasks": {k: len(extract_tasks(network, target, layout=LAYOUTS[k])) for k in logs},
         "wrong": wrong,
         "baselines_missing": missing,
     }
@@ -89,17 +87,17 @@ def main() -> int:
             )
         blocked_dir = variants / f"layouts-network-{args.trials_per_task}" / f"{name}-{BLOCKED}"
         network = load_zoo_network(name)
-        blocked = blocked_network(network, target)
-        summary = collect(blocked, target, blocked_dir, trials_per_task=args.trials_per_task)
+        summary = collect(
+            network,
+            target,
+            blocked_dir,
+            layout=LAYOUTS[BLOCKED],
+            trials_per_task=args.trials_per_task,
+        )
         if summary.status == "interrupted":
             return 130
-        row = compare(
-            network,
-            blocked,
-            target,
-            TuningLog.open(own / name).path,
-            TuningLog.open(blocked_dir).path,
-        )
+        logs = {NCHW: TuningLog.open(own / name).path, BLOCKED: TuningLog.open(blocked_dir).path}
+        row = compare(network, target, logs)
         results["networks"][name] = row
         write_json(out, results)
         print(f"{name} on {cpu}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in row["ms"].items()))

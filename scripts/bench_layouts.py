@@ -7,7 +7,7 @@ ways on this CPU with the same trials, then timed interleaved with ONNX Runtime 
 The convolutions are the heaviest ungrouped ones of the networks logged in the corpus chosen for
 this CPU (or ``--corpus``), by its tuned times. Each is rebuilt from its shapes as a conv2d + bias
 Relax module (``kernel_ops.relax_convolution``) and lowered twice: as it is (NCHW) and with
-``tasks.layouts.blocked_convolutions`` (NCHW{block}c). Only the convolution's kernel is tuned
+its convolution blocked (NCHW{block}c, ``tasks.layouts``). Only the convolution's kernel is tuned
 and timed: in a network the layout transforms around it are paid at the network's boundaries
 (the weights' once, at load time), not once per convolution. The tuning logs go to
 ``datasets/kernel_variants/<cpu>/layouts-<T>/<layout>/`` and the results to
@@ -25,7 +25,7 @@ import tvm
 from tqdm import tqdm
 
 from recommender.core import corpora, paths
-from recommender.core.corpora import CHECKOUT
+from recommender.core.corpora import CHECKOUT, NATIVE
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate.kernel_bench import (
     best_by_workload,
@@ -40,14 +40,16 @@ from recommender.logs.collect import collect_tasks
 from recommender.logs.sources import logged_models
 from recommender.networks.network import Network, inputs_of
 from recommender.tasks.extract import Task, extract_tasks
-from recommender.tasks.layouts import BLOCK, blocked_convolutions
+from recommender.tasks.layouts import BLOCK
 
 RUNTIMES = ("onnxruntime", "pytorch")
 
 
-def convolution_task(mod: tvm.IRModule, target: tvm.target.Target, name: str) -> Task:
-    """The one kernel of ``mod`` with an anchor (the convolution), named ``name``."""
-    tasks = extract_tasks(Network(name, mod, inputs_of(mod)), target, cache=False)
+def convolution_task(mod: tvm.IRModule, target: tvm.target.Target, name: str, layout: str) -> Task:
+    """The one kernel of ``mod`` lowered in ``layout`` with an anchor (the convolution), named
+    ``name``."""
+    network = Network(name, mod, inputs_of(mod))
+    tasks = extract_tasks(network, target, layout=layout, cache=False)
     [task] = [t for t in tasks if t.kernel_class.anchor]
     return dataclasses.replace(task, name=name, weight=1)
 
@@ -66,29 +68,27 @@ def main() -> int:
         if op is not None and op.kind == "conv2d" and op.attr("groups") == 1:
             convolutions.append((h, op))
     convolutions = convolutions[: args.top]
-    lowerings = {
-        "nchw": lambda mod: mod,
-        f"nchw{args.block}c": lambda mod: blocked_convolutions(mod, target, args.block),
-    }
+    layouts = {"nchw": NATIVE, f"nchw{args.block}c": f"NCHW{args.block}c"}  # dir: layout
     tasks = {
-        layout: [
-            convolution_task(lower(relax_convolution(op)), target, str(h.key))
+        variant: [
+            convolution_task(relax_convolution(op), target, str(h.key), layout)
             for h, op in convolutions
         ]
-        for layout, lower in lowerings.items()
+        for variant, layout in layouts.items()
     }
     root = CHECKOUT / "datasets" / "kernel_variants" / cpu / f"layouts-{args.trials_per_task}"
-    for layout, layout_tasks in tasks.items():
+    for variant, layout_tasks in tasks.items():
         print(
-            f"tuning {len(layout_tasks)} convolutions in {layout} on {threads} threads",
+            f"tuning {len(layout_tasks)} convolutions in {variant} on {threads} threads",
             file=sys.stderr,
         )
         collect_tasks(
-            f"layouts-{layout}",
+            f"layouts-{variant}",
             layout_tasks,
             target,
-            root / layout,
+            root / variant,
             trials_per_task=args.trials_per_task,
+            layout=layouts[variant],
         )
     best = {layout: best_by_workload({layout: root / layout}, target) for layout in tasks}
 

@@ -33,7 +33,7 @@ def main() -> int:
     target = parse_target(None)
     use_target_threads(target)
     network = load_zoo_network(args.network)
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, target)
     log = TuningLog.open(paths.logs() / args.network, target=target)
     metaschedule = MetaScheduleBuilds(network, prepared, target, log)
     stamps = metaschedule.grid(args.builds)

@@ -49,7 +49,7 @@ def end_to_end(log: TuningLog, name: str, target: tvm.target.Target) -> dict:
     records = log.record_count()
     cache = log.path / "endtoend.json"
     network = load_zoo_network(name)
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, target)
     both = endtoend.Builds(prepared, target)  # compiled side by side
     both.want("untuned")
     both.want("metaschedule", log.path)

@@ -1,10 +1,13 @@
 """Build this CPU's corpus: tuning logs, transfer-benefit dataset, cost model.
 
     python scripts/rebuild_corpus.py [NETWORK...] [--trials-per-task 64] [--target T] [--rpc H:P:K]
+        [--layout native|NCHW16c] [--corpus NAME]
 
 For another machine or target (an edge board through RPC: ``--rpc HOST:PORT:KEY`` with a
 ``--target`` for the board). It is written to ``corpora/<the target's CPU>/`` (or
-``$RECOMMENDER_HOME``). Every step resumes: rerun the same command after an interruption
+``$RECOMMENDER_HOME``, or ``--corpus``). ``--layout NCHW16c`` makes a corpus whose networks'
+convolutions are tuned blocked by 16 channels (``tasks.layouts``); a corpus keeps its layout.
+Every step resumes: rerun the same command after an interruption
 and finished work is kept.
 Before each network it prints how much collection is left and an estimate of the time, from the
 seconds per trial seen so far in the logs. Run it alone on the machine: timings taken while
@@ -52,11 +55,23 @@ def main() -> int:
     parser.add_argument("--trials-per-task", type=int, default=64)
     parser.add_argument("--target", default=None)
     parser.add_argument("--rpc", default=None, metavar="HOST:PORT:KEY")
+    parser.add_argument(
+        "--layout",
+        default=None,
+        help="native or NCHW{n}c: the layout a new corpus tunes convolutions in (default: the "
+        "corpus's; native for a new one)",
+    )
+    parser.add_argument(
+        "--corpus", default=None, help="NAME (under corpora/) or PATH; default: corpora/<cpu>/"
+    )
     args = parser.parse_args()
     networks = args.networks or zoo_names()
     target = parse_target(args.target)
-    choice = corpora.choose(target, writing=True)
+    choice = corpora.choose(target, args.corpus, writing=True)
+    if args.layout:
+        corpora.configure(choice.corpus.root, args.layout)
     paths.use_corpus(choice.corpus.root)
+    print(f"layout: {paths.layout()}")
     print(f"corpus: {choice.corpus.root}")
     common = (
         ["--corpus", str(choice.corpus.root)]

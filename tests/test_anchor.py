@@ -97,7 +97,7 @@ def test_an_anchor_schedule_stored_as_a_record_replays_and_builds_the_network(
     database = write_records([(kernel.task, best, best.run_s)], target, tmp_path)
     queried = database.query_schedule(kernel.task.mod, target, workload_name="main")
     tvm.ir.assert_structural_equal(queried.mod, best.applied.schedule.mod)
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, target)
     with target, database, tvm.transform.PassContext(opt_level=3):
         applied = relax.transform.MetaScheduleApplyDatabase()(lower(prepared, target))
     [kernel_func] = [f for f in applied.functions.values() if isinstance(f, tvm.tirx.PrimFunc)]

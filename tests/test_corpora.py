@@ -7,7 +7,14 @@ import pytest
 import tvm
 
 from recommender.cli.main import main
-from recommender.core.corpora import choose, closeness, find_corpora
+from recommender.core.corpora import (
+    NATIVE,
+    choose,
+    closeness,
+    configure,
+    find_corpora,
+    read_layout,
+)
 from recommender.core.errors import InputError
 
 
@@ -94,3 +101,30 @@ def test_a_corpus_still_being_tuned_gives_way_to_one_with_a_cost_model(base):
     assert choice.corpus.name == "znver3" and not choice.exact
     assert choice.why.startswith("znver4's own corpus is not complete (1 networks, no cost model")
     assert choose(llvm("znver4"), writing=True, base=base).corpus.name == "znver4"
+
+
+def test_a_corpus_keeps_the_layout_it_tunes_in(base):
+    assert read_layout(base / "znver3") == NATIVE  # no corpus.json: as the networks have it
+    configure(base / "blocked", "NCHW16c")  # a new corpus, named: corpora/blocked/
+    assert read_layout(base / "blocked") == "NCHW16c"
+    with pytest.raises(InputError, match="tunes in layout 'native', not 'NCHW16c'"):
+        configure(base / "znver3", "NCHW16c")  # its logs are native
+    with pytest.raises(InputError, match="unknown layout 'NHWC'"):
+        configure(base / "new", "NHWC")
+    (base / "blocked" / "corpus.json").write_text('{"layout": 16}')
+    with pytest.raises(InputError, match="blocked/corpus.json: not a corpus configuration"):
+        read_layout(base / "blocked")
+
+
+def test_a_cpus_corpus_in_another_layout_is_a_variant_chosen_by_name(base):
+    for name in ("rocketlake", "rocketlake-nchw16c"):
+        if name != "rocketlake":
+            configure(base / name, "NCHW16c")
+            fake_corpus(base, name, "rocketlake")
+        (base / name / "models" / "default").mkdir(parents=True)
+        (base / name / "models" / "default" / "metadata.json").write_text("{}")
+    assert choose(llvm("rocketlake"), base=base).corpus.name == "rocketlake"
+    variant = choose(llvm("rocketlake"), "rocketlake-nchw16c", base=base).corpus
+    assert variant.layout == "NCHW16c" and variant.cpu == "rocketlake"
+    made = choose(llvm("znver4"), "znver4-nchw8c", writing=True, base=base).corpus
+    assert made.root == base / "znver4-nchw8c"  # a bare name is made under corpora/

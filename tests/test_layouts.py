@@ -1,29 +1,32 @@
 """Convolutions in a blocked layout (NCHW16c): one kernel MetaSchedule tunes like any other,
-computing what the NCHW network computes."""
+computing what the NCHW network computes; a corpus tunes every network in its own layout."""
+
+import json
 
 import tvm
-from tiny import conv_residual_net
+from tiny import conv_net, conv_residual_net
 from tvm import relax
 
+from recommender.cli.main import main
+from recommender.core.corpora import NATIVE
 from recommender.evaluate import endtoend
+from recommender.logs.tuning_log import TuningLog
 from recommender.networks.network import Network, inputs_of
 from recommender.tasks.extract import extract_tasks, prepare
-from recommender.tasks.layouts import blocked_convolutions, blocked_network
+
+BLOCKED = "NCHW16c"
 
 
 def test_a_blocked_convolution_is_one_tunable_kernel_computing_what_nchw_computes(target):
     network = conv_residual_net(channels=16, size=8, out_channels=32)  # channels divide by 16
-    blocked = Network("blocked", blocked_convolutions(network.mod, target), network.inputs)
-    kernels = [t for t in extract_tasks(blocked, target, cache=False) if t.kernel_class.anchor]
-    [conv] = kernels  # bias, residual add and relu fused into it, kept blocked
+    tasks = extract_tasks(network, target, layout=BLOCKED, cache=False)
+    [conv] = [t for t in tasks if t.kernel_class.anchor]  # bias, residual add and relu fused
     assert conv.kernel_class.anchor.startswith("conv2d_NCHWc:SSSSSRRR:")
     assert conv.descriptor.param_shapes[1] == (2, 1, 3, 3, 16, 16)  # OIHW16i16o weight
     assert {"add", "compute"} <= set(conv.descriptor.op_kinds)
-    reference = endtoend.build(prepare(network.mod), target)
-    assert (
-        endtoend.outputs_match(reference, endtoend.build(prepare(blocked.mod), target), network)
-        is None
-    )
+    reference = endtoend.build(prepare(network.mod, target, NATIVE), target)
+    blocked = endtoend.build(prepare(network.mod, target, BLOCKED), target)
+    assert endtoend.outputs_match(reference, blocked, network) is None
 
 
 def conv_epsilon_net() -> Network:
@@ -43,10 +46,27 @@ def conv_epsilon_net() -> Network:
 
 def test_a_scalar_operand_does_not_stop_the_blocking(target):
     network = conv_epsilon_net()
-    blocked = blocked_network(network, target)
-    assert blocked.name == "conveps-nchw16c" and blocked.inputs == network.inputs
-    anchors = [t.kernel_class.anchor for t in extract_tasks(blocked, target, cache=False)]
-    assert any(a and a.startswith("conv2d_NCHWc:") for a in anchors)
-    reference = endtoend.build(prepare(network.mod), target)
-    blocked_build = endtoend.build(prepare(blocked.mod), target)
-    assert endtoend.outputs_match(reference, blocked_build, network) is None
+    tasks = extract_tasks(network, target, layout=BLOCKED, cache=False)
+    assert any((t.kernel_class.anchor or "").startswith("conv2d_NCHWc:") for t in tasks)
+    reference = endtoend.build(prepare(network.mod, target, NATIVE), target)
+    blocked = endtoend.build(prepare(network.mod, target, BLOCKED), target)
+    assert endtoend.outputs_match(reference, blocked, network) is None
+
+
+def test_a_corpus_made_blocked_tunes_and_lists_every_network_blocked(tmp_path, target, capsys):
+    model = tmp_path / "conv16.json"
+    model.write_text(tvm.ir.save_json(conv_net(channels=16, size=8).mod))
+    corpus = tmp_path / "blocked"
+    tiny = ["--trials-per-task", "1", "--trials-per-iter", "1", "--population", "4"]
+    collect = ["collect", str(model), "--corpus", str(corpus), *tiny, "--json"]
+    assert main([*collect, "--layout", BLOCKED]) == 0
+    log = TuningLog.open(corpus / "datasets" / "logs" / "conv16")
+    assert log.provenance()["layout"] == BLOCKED
+    capsys.readouterr()
+    assert main(["tasks", str(model), "--corpus", str(corpus), "--json"]) == 0
+    tasks = json.loads(capsys.readouterr().out)["tasks"]
+    [conv] = [t for t in tasks if t["anchor_class"]]  # with the weight's and data's transforms
+    assert conv["anchor_class"].startswith("conv2d_NCHWc:") and len(tasks) == log.record_count()
+    # the corpus keeps its layout: its logs are never mixed with native ones
+    assert main([*collect, "--layout", NATIVE]) == 2
+    assert "tunes in layout 'NCHW16c', not 'native'" in capsys.readouterr().err

@@ -93,7 +93,7 @@ def test_the_comparison_carries_onnxruntime_beside_pytorch_eager(tiny_onnx, targ
     assert set(timers) == {"onnxruntime"}
     assert missing == {"pytorch_eager": "not a zoo network"}
     # timed in the same interleaved rounds as a real (untuned) build of a tiny network
-    untuned = endtoend.build(prepare(conv_net().mod), target)
+    untuned = endtoend.build(prepare(conv_net().mod, target), target)
     times = comparison._time_unique({"untuned": untuned}, conv_net(), timers)
     assert set(times) == {"untuned", "onnxruntime"} and min(times.values()) > 0
     ort_s = times["onnxruntime"]

@@ -47,7 +47,7 @@ def test_top_k_0_times_nothing_and_still_returns_a_correct_database(run, target,
     assert report["untuned_kernels"] == [k["task"] for k in others]
     assert {k["how"] for k in others} == {"untuned: no same-class source schedule"}
     # TVM's own reader takes the database; the build computes what the untuned one does
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, target)
     database = ms.database.JSONDatabase(work_dir=str(tmp_path))
     tuned = endtoend.build(prepared, target, database)
     assert endtoend.outputs_match(endtoend.build(prepared, target), tuned, network) is None

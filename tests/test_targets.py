@@ -105,7 +105,7 @@ def test_schedules_transferred_to_an_aarch64_board_cross_compile_here(conv_log, 
     picks = [(k.task, c, 1e-3) for k in kernels for c in k.candidates[:1] if c.applied.ok]
     assert len(picks) == 2  # both convolutions take the x86 schedule, postprocessed for aarch64
     database = write_records(picks, board, tmp_path / "db")
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, board)
     for name, db in (("untuned", None), ("tuned", database)):
         endtoend.build(prepared, board, db).export_library(str(tmp_path / f"{name}.tar"))
         assert elf_machines(tmp_path / f"{name}.tar") == {AARCH64_MACHINE}

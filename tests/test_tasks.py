@@ -43,7 +43,7 @@ def test_an_unreadable_cache_entry_is_extracted_again(target, tmp_path, monkeypa
 def test_folding_constants_by_shape_gives_the_kernels_folding_by_value_gives(name, target):
     network = load_zoo_network(name)
     with target:
-        reference = relax.get_pipeline("zero")(prepare(network.mod))
+        reference = relax.get_pipeline("zero")(prepare(network.mod, target))
     expected = ms.relax_integration.extract_tasks(reference, target)
     tasks = extract_tasks(network, target, cache=False)
     assert sorted((t.structural_key, t.weight) for t in tasks) == sorted(

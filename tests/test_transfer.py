@@ -133,7 +133,7 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     assert len(database.get_all_tuning_records()) == 1
     from recommender.tasks.extract import prepare
 
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, target)
     tuned = endtoend.build(prepared, target, database)
     assert endtoend.outputs_match(endtoend.build(prepared, target), tuned, network) is None
     assert (tmp_path / f"{network.name}.so").stat().st_size > 0

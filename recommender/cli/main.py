@@ -71,6 +71,8 @@ def _use_corpus(args: argparse.Namespace) -> None:
     use_target_threads(target)
     writing = args.command in ("collect", "dataset")  # they measure on the corpus's CPU
     choice = corpora.choose(target, explicit=args.corpus, writing=writing)
+    if getattr(args, "layout", None):
+        corpora.configure(choice.corpus.root, args.layout)
     model = None if args.command == "train" else choice.model  # train writes the corpus's own
     paths.use_corpus(choice.corpus.root, model)
     shown = "" if model is None or model.parent.parent == choice.corpus.root else f"; model {model}"

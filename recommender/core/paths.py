@@ -37,6 +37,13 @@ def root() -> Path:
     return _IN_USE[0]
 
 
+def layout() -> str:
+    """The layout the corpus in use tunes convolutions in (``corpora.read_layout``)."""
+    from .corpora import read_layout
+
+    return read_layout(root())
+
+
 def zoo() -> Path:
     """The networks themselves (not machine-specific)."""
     return CHECKOUT / "datasets" / "zoo"

@@ -47,7 +47,7 @@ def compare(
     So are the baselines (``baselines``: PyTorch eager, ONNX Runtime), in the same rounds.
     """
     log = TuningLog.open(log_path, target=target, other_cores=True)
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, target)
     every = endtoend.Builds(prepared, target, keep=keep)
     metaschedule = MetaScheduleBuilds(network, prepared, target, log, every)
     searches = {m: json.loads((d / "search.json").read_text()) for m, d in method_dirs.items()}

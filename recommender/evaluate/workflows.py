@@ -102,7 +102,7 @@ def compare_with_metaschedule(
         raise InputError(f"no usable transfer report ({err})", path=report_path) from None
     search_s = transfer_report["search_s"]
     log = TuningLog.open(log_path, target=target)
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, target)
     every = endtoend.Builds(prepared, target)
     metaschedule = MetaScheduleBuilds(network, prepared, target, log, every)
     every.want("untuned")

@@ -118,10 +118,17 @@ def best_times(log: TuningLog) -> dict[str, float]:
 
 
 def collect(
-    network: Network, target: tvm.target.Target, work_dir: str | Path, **options
+    network: Network,
+    target: tvm.target.Target,
+    work_dir: str | Path,
+    *,
+    layout: str | None = None,
+    **options,
 ) -> CollectSummary:
-    """Tune every task of ``network`` into ``work_dir`` (see ``collect_tasks`` for ``options``)."""
-    return collect_tasks(network.name, extract_tasks(network, target), target, work_dir, **options)
+    """Tune every task of ``network``, lowered in ``layout`` (default: the corpus's), into
+    ``work_dir`` (see ``collect_tasks`` for ``options``)."""
+    tasks = extract_tasks(network, target, layout=layout)
+    return collect_tasks(network.name, tasks, target, work_dir, layout=layout, **options)
 
 
 def collect_tasks(
@@ -138,6 +145,7 @@ def collect_tasks(
     seed: int = 1,
     progress: bool = True,
     budget_trials: int | None = None,
+    layout: str | None = None,
 ) -> CollectSummary:
     """Tune ``tasks`` (of the network or set ``name``) into ``work_dir`` until
     ``trials_per_task`` x tasks records exist.
@@ -156,6 +164,8 @@ def collect_tasks(
     budget_trials : int, optional
         The total number of records to reach instead of ``trials_per_task`` x tasks (a log
         seeded with transferred records counts them).
+    layout : str, optional
+        The layout ``tasks`` were lowered in, for the log's provenance (default: the corpus's).
 
     Returns
     -------
@@ -166,7 +176,9 @@ def collect_tasks(
         trials_per_task = math.ceil(budget_trials / len(tasks))
     total = budget_trials if budget_trials is not None else trials_per_task * len(tasks)
     budget = {"trials_per_task": trials_per_task, "trials_total": total}
-    log = TuningLog.create_or_resume(work_dir, target=target, network=name, budget=budget)
+    log = TuningLog.create_or_resume(
+        work_dir, target=target, network=name, budget=budget, layout=layout
+    )
     done = log.record_count()
     summary = CollectSummary(
         network=name,

@@ -29,6 +29,8 @@ from pathlib import Path
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
+from ..core import paths
+from ..core.corpora import NATIVE
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
 
@@ -107,14 +109,22 @@ class TuningLog:
 
     @classmethod
     def create_or_resume(
-        cls, path: str | Path, *, target: tvm.target.Target, network: str, budget: dict
+        cls,
+        path: str | Path,
+        *,
+        target: tvm.target.Target,
+        network: str,
+        budget: dict,
+        layout: str | None = None,
     ) -> TuningLog:
-        """Open an existing log for ``target`` (validated and repaired) or start a new one."""
+        """Open an existing log for ``target`` and ``layout`` (validated and repaired) or start
+        a new one; ``layout``: the one its tasks were lowered in (default: the corpus's)."""
+        layout = paths.layout() if layout is None else layout
         log = cls(path)
         log.path.mkdir(parents=True, exist_ok=True)
         log.unpack()
         if (log.path / PROVENANCE).exists():
-            log.check_compatible(target)
+            log.check_compatible(target, layout=layout)
             log.validate(repair=True)
             log.stamp_unstamped_records()
             provenance = log.provenance()
@@ -129,6 +139,7 @@ class TuningLog:
                 "tvm": tvm.__version__,
                 "target": json.loads(str(target)),
                 "target_key": target_key(target),
+                "layout": layout,
                 "machine": {"cpu": cpu_model(), "arch": platform.machine()},
                 "budget": budget,
                 "sessions": [],
@@ -200,9 +211,16 @@ class TuningLog:
         tmp.replace(self.path / PROVENANCE)
 
     def check_compatible(
-        self, target: tvm.target.Target, *, other_cores: bool = False, other_cpu: bool = False
+        self,
+        target: tvm.target.Target,
+        *,
+        other_cores: bool = False,
+        other_cpu: bool = False,
+        layout: str | None = None,
     ) -> None:
-        """Refuse a log from another TVM version or target: its times would not compare.
+        """Refuse a log from another TVM version, target or layout: its times would not
+        compare, or its kernels are not the ones a network lowered in ``layout`` (default: the
+        corpus's) has.
 
         ``other_cores`` accepts the same CPU with another core count (a reference timed again
         on fewer cores); ``other_cpu`` any CPU of the architecture (transfer sources: only
@@ -213,6 +231,13 @@ class TuningLog:
         if provenance.get("tvm") != tvm.__version__:
             raise InputError(
                 f"written by TVM {provenance.get('tvm')}, this is TVM {tvm.__version__}", path=where
+            )
+        expected_layout = paths.layout() if layout is None else layout
+        if provenance.get("layout", NATIVE) != expected_layout:
+            raise InputError(
+                f"tuned in layout {provenance.get('layout', NATIVE)!r}, this corpus tunes in "
+                f"{expected_layout!r}: logs of two layouts are never mixed",
+                path=where,
             )
         expected, got = target_key(target), provenance.get("target_key")
         if got == expected or (other_cores and same_cpu(got, target)):

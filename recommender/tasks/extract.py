@@ -18,6 +18,7 @@ from tvm.s_tir import meta_schedule as ms
 from ..backend.fixes import register_cpu_tensor_intrinsics
 from ..core import paths
 from ..networks.network import Network
+from . import layouts
 from .shape_fold import shape_only_fold
 from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 
@@ -60,8 +61,12 @@ class Task:
         }
 
 
-def prepare(mod: tvm.IRModule) -> tvm.IRModule:
-    """Inference-time simplification before legalization: batch norm folded into convolutions.
+def prepare(
+    mod: tvm.IRModule, target: tvm.target.Target, layout: str | None = None
+) -> tvm.IRModule:
+    """Inference-time simplification before legalization: batch norm folded into convolutions,
+    then the convolutions in ``layout`` (default: the corpus's, ``paths.layout``: its logs'
+    kernels were lowered so, and a database matches only kernels made the same way).
 
     This is what ``endtoend.build`` compiles: ``compile_relax`` legalizes and fuses it itself,
     and its functions match the database only if they were not legalized before (a second
@@ -72,10 +77,11 @@ def prepare(mod: tvm.IRModule) -> tvm.IRModule:
         relax.transform.DecomposeOpsForInference(),
         relax.transform.CanonicalizeBindings(),
     ]
-    return tvm.transform.Sequential(passes)(mod)
+    folded = tvm.transform.Sequential(passes)(mod)
+    return layouts.convert(folded, target, paths.layout() if layout is None else layout)
 
 
-def lower(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+def lower(mod: tvm.IRModule, target: tvm.target.Target, layout: str | None = None) -> tvm.IRModule:
     """Prepared Relax -> fused ``call_tir`` kernels, as ``static_shape_tuning`` does: Relax's
     "zero" pipeline with constants folded by shape alone (``shape_fold``: the same kernels,
     20x faster on the zoo's networks).
@@ -90,30 +96,40 @@ def lower(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
         relax.transform.FuseOps(),
         relax.transform.FuseTIR(),
     ]
+    prepared = prepare(mod, target, layout)
     with target:
-        return tvm.transform.Sequential(passes)(prepare(mod))
+        return tvm.transform.Sequential(passes)(prepared)
 
 
-def extract_tasks(network: Network, target: tvm.target.Target, *, cache: bool = True) -> list[Task]:
-    """The network's tuning tasks in MetaSchedule's order, with structure keys attached.
+def extract_tasks(
+    network: Network,
+    target: tvm.target.Target,
+    *,
+    layout: str | None = None,
+    cache: bool = True,
+) -> list[Task]:
+    """The network's tuning tasks in MetaSchedule's order, with structure keys attached, its
+    convolutions in ``layout`` (default: the corpus's).
 
     Lowering and extraction cost seconds to tens of seconds per network and every command
     repeats them, so the tasks are kept under ``paths.cache_root()/tasks``, keyed by the
-    network's structure, the target and TVM's version; an unreadable entry is extracted again.
+    network's structure, the layout, the target and TVM's version; an unreadable entry is
+    extracted again.
     """
-    path = _cache_path(network, target) if cache else None
+    layout = paths.layout() if layout is None else layout
+    path = _cache_path(network, target, layout) if cache else None
     tasks = _load_tasks(path) if path and path.exists() else None
     if tasks is None:
-        tasks = _extract(network, target)
+        tasks = _extract(network, target, layout)
         if path:
             _store_tasks(path, tasks)
     logger.info("%s: %d tasks", network.name, len(tasks))
     return tasks
 
 
-def _extract(network: Network, target: tvm.target.Target) -> list[Task]:
+def _extract(network: Network, target: tvm.target.Target, layout: str) -> list[Task]:
     register_cpu_tensor_intrinsics(target)  # before extraction makes a TuneContext
-    lowered = lower(network.mod, target)
+    lowered = lower(network.mod, target, layout)
     extracted = ms.relax_integration.extract_tasks(lowered, target)
     return [_task(task.task_name, task.dispatched[0], int(task.weight)) for task in extracted]
 
@@ -122,9 +138,10 @@ def _task(name: str, workload: tvm.IRModule, weight: int) -> Task:
     return Task(name, workload, weight, kernel_class(workload), describe(workload))
 
 
-def _cache_path(network: Network, target: tvm.target.Target) -> Path:
+def _cache_path(network: Network, target: tvm.target.Target, layout: str) -> Path:
     parts = [
         structural_key(network.mod),
+        layout,
         str(target),
         tvm.__version__,
         str(TASKS_FORMAT),

@@ -9,19 +9,25 @@ legalization refuses blocked layouts (``legalize_ops/nn.py``: "channel chunk can
 legalized"), so blocked convolutions are legalized here by TOPI's ``conv2d_NCHWc``, a plain
 compute MetaSchedule tunes like any other. Convolutions whose channels do not divide by the
 block (an RGB input) and grouped ones stay NCHW.
+
+A corpus tunes in one layout (``core.corpora.read_layout``); ``tasks.extract.prepare`` converts
+every network it lowers or builds to it.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
 import tvm
 from tvm import relax, topi
 
-from ..networks.network import Network
-from .extract import prepare
+from ..core.corpora import block_of
 
 BLOCK = 16  # fp32 lanes of an AVX-512 register
+
+
+def convert(mod: tvm.IRModule, target: tvm.target.Target, layout: str) -> tvm.IRModule:
+    """``mod`` in ``layout``: as it is for ``native``, else with blocked convolutions."""
+    block = block_of(layout)
+    return mod if block is None else blocked_convolutions(mod, target, block)
 
 
 def blocked_convolutions(
@@ -87,10 +93,3 @@ def _legalize_conv2d(bb: relax.BlockBuilder, call: relax.Call) -> relax.Expr:
         attrs.out_dtype or call.args[0].ty.dtype,
         primfunc_name_hint="conv2d_NCHWc",
     )
-
-
-def blocked_network(network: Network, target: tvm.target.Target, block: int = BLOCK) -> Network:
-    """``network`` with its convolutions blocked, batch norm folded into them first (folding
-    needs the plain ``conv2d``); its inputs and outputs keep their layout."""
-    mod = blocked_convolutions(prepare(network.mod), target, block)
-    return dataclasses.replace(network, name=f"{network.name}-nchw{block}c", mod=mod)

@@ -52,7 +52,7 @@ def extract(
     levels: tuple[Level, ...] = LEVELS,
 ) -> tuple[tvm.IRModule, list[KernelResult]]:
     """The prepared network and its kernels, each with its pool of candidates (unapplied)."""
-    prepared = prepare(network.mod)
+    prepared = prepare(network.mod, target)
     tasks = extract_tasks(network, target)
     return prepared, apply_candidates(tasks, sources, target, levels=levels)
 
