@@ -18,7 +18,8 @@ import argparse
 import sys
 
 from recommender.core import corpora
-from recommender.core.corpora import CHECKOUT, NATIVE
+from recommender.core.configuration import Configuration
+from recommender.core.corpora import CHECKOUT
 from recommender.core.errors import InputError
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
@@ -31,13 +32,15 @@ from recommender.tasks.extract import extract_tasks, prepare
 from recommender.tasks.layouts import BLOCK
 
 NCHW, BLOCKED = "nchw (own log)", f"nchw{BLOCK}c"
-LAYOUTS = {NCHW: NATIVE, BLOCKED: f"NCHW{BLOCK}c"}
+CONFIGURATIONS = {NCHW: Configuration(), BLOCKED: Configuration(layout=f"NCHW{BLOCK}c")}
 
 
 def compare(network, target, logs: dict[str, str]) -> dict:
     """Both builds of ``network`` (one per layout, from its log in ``logs``), checked against
     the untuned native build, then timed in one interleaved run with the runtimes."""
-    builds = {k: endtoend.Builds(prepare(network.mod, target, LAYOUTS[k]), target) for k in logs}
+    builds = {
+        k: endtoend.Builds(prepare(network.mod, target, CONFIGURATIONS[k]), target) for k in logs
+    }
     builds[NCHW].want("untuned")
     for key, log in logs.items():
         builds[key].want(key, log)
@@ -55,7 +58,9 @@ def compare(network, target, logs: dict[str, str]) -> dict:
     times = endtoend.time_interleaved(executables, network, others=others)
     return {
         "ms": {k: round(v * 1e3, 3) for k, v in times.items()},
-        "tasks": {k: len(extract_tasks(network, target, layout=LAYOUTS[k])) for k in logs},
+        "tasks": {
+            k: len(extract_tasks(network, target, configuration=CONFIGURATIONS[k])) for k in logs
+        },
         "wrong": wrong,
         "baselines_missing": missing,
     }
@@ -91,7 +96,7 @@ def main() -> int:
             network,
             target,
             blocked_dir,
-            layout=LAYOUTS[BLOCKED],
+            configuration=CONFIGURATIONS[BLOCKED],
             trials_per_task=args.trials_per_task,
         )
         if summary.status == "interrupted":

@@ -25,7 +25,8 @@ import tvm
 from tqdm import tqdm
 
 from recommender.core import corpora, paths
-from recommender.core.corpora import CHECKOUT, NATIVE
+from recommender.core.configuration import Configuration
+from recommender.core.corpora import CHECKOUT
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate.kernel_bench import (
     best_by_workload,
@@ -45,11 +46,13 @@ from recommender.tasks.layouts import BLOCK
 RUNTIMES = ("onnxruntime", "pytorch")
 
 
-def convolution_task(mod: tvm.IRModule, target: tvm.target.Target, name: str, layout: str) -> Task:
-    """The one kernel of ``mod`` lowered in ``layout`` with an anchor (the convolution), named
-    ``name``."""
+def convolution_task(
+    mod: tvm.IRModule, target: tvm.target.Target, name: str, configuration: Configuration
+) -> Task:
+    """The one kernel of ``mod`` prepared by ``configuration`` with an anchor (the convolution),
+    named ``name``."""
     network = Network(name, mod, inputs_of(mod))
-    tasks = extract_tasks(network, target, layout=layout, cache=False)
+    tasks = extract_tasks(network, target, configuration=configuration, cache=False)
     [task] = [t for t in tasks if t.kernel_class.anchor]
     return dataclasses.replace(task, name=name, weight=1)
 
@@ -68,13 +71,16 @@ def main() -> int:
         if op is not None and op.kind == "conv2d" and op.attr("groups") == 1:
             convolutions.append((h, op))
     convolutions = convolutions[: args.top]
-    layouts = {"nchw": NATIVE, f"nchw{args.block}c": f"NCHW{args.block}c"}  # dir: layout
+    configurations = {  # by log dir
+        "nchw": Configuration(),
+        f"nchw{args.block}c": Configuration(layout=f"NCHW{args.block}c"),
+    }
     tasks = {
         variant: [
-            convolution_task(relax_convolution(op), target, str(h.key), layout)
+            convolution_task(relax_convolution(op), target, str(h.key), configuration)
             for h, op in convolutions
         ]
-        for variant, layout in layouts.items()
+        for variant, configuration in configurations.items()
     }
     root = CHECKOUT / "datasets" / "kernel_variants" / cpu / f"layouts-{args.trials_per_task}"
     for variant, layout_tasks in tasks.items():
@@ -88,7 +94,7 @@ def main() -> int:
             target,
             root / variant,
             trials_per_task=args.trials_per_task,
-            layout=layouts[variant],
+            configuration=configurations[variant],
         )
     best = {layout: best_by_workload({layout: root / layout}, target) for layout in tasks}
 

@@ -1,12 +1,13 @@
 """Build this CPU's corpus: tuning logs, transfer-benefit dataset, cost model.
 
     python scripts/rebuild_corpus.py [NETWORK...] [--trials-per-task 64] [--target T] [--rpc H:P:K]
-        [--layout native|NCHW16c] [--corpus NAME]
+        [--layout native|NCHW16c] [--fast-math] [--corpus NAME]
 
 For another machine or target (an edge board through RPC: ``--rpc HOST:PORT:KEY`` with a
 ``--target`` for the board). It is written to ``corpora/<the target's CPU>/`` (or
-``$RECOMMENDER_HOME``, or ``--corpus``). ``--layout NCHW16c`` makes a corpus whose networks'
-convolutions are tuned blocked by 16 channels (``tasks.layouts``); a corpus keeps its layout.
+``$RECOMMENDER_HOME``, or ``--corpus``). ``--layout NCHW16c`` and ``--fast-math`` make a corpus
+whose networks' convolutions are tuned blocked by 16 channels and whose ``exp``/``erf``/``tanh``
+are polynomials (``core.configuration``); a corpus keeps its configuration.
 Every step resumes: rerun the same command after an interruption
 and finished work is kept.
 Before each network it prints how much collection is left and an estimate of the time, from the
@@ -21,8 +22,9 @@ import datetime
 import json
 import sys
 
+from recommender.cli.common import configuration_options
 from recommender.cli.main import main as cli
-from recommender.core import corpora, paths
+from recommender.core import configuration, corpora, paths
 from recommender.core.targets import parse_target
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import load_zoo_network, zoo_names
@@ -55,12 +57,7 @@ def main() -> int:
     parser.add_argument("--trials-per-task", type=int, default=64)
     parser.add_argument("--target", default=None)
     parser.add_argument("--rpc", default=None, metavar="HOST:PORT:KEY")
-    parser.add_argument(
-        "--layout",
-        default=None,
-        help="native or NCHW{n}c: the layout a new corpus tunes convolutions in (default: the "
-        "corpus's; native for a new one)",
-    )
+    configuration_options(parser)
     parser.add_argument(
         "--corpus", default=None, help="NAME (under corpora/) or PATH; default: corpora/<cpu>/"
     )
@@ -68,10 +65,9 @@ def main() -> int:
     networks = args.networks or zoo_names()
     target = parse_target(args.target)
     choice = corpora.choose(target, args.corpus, writing=True)
-    if args.layout:
-        corpora.configure(choice.corpus.root, args.layout)
+    configuration.configure(choice.corpus.root, layout=args.layout, fast_math=args.fast_math)
     paths.use_corpus(choice.corpus.root)
-    print(f"layout: {paths.layout()}")
+    print(f"configuration: {paths.configuration()}")
     print(f"corpus: {choice.corpus.root}")
     common = (
         ["--corpus", str(choice.corpus.root)]

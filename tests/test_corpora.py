@@ -7,14 +7,9 @@ import pytest
 import tvm
 
 from recommender.cli.main import main
-from recommender.core.corpora import (
-    NATIVE,
-    choose,
-    closeness,
-    configure,
-    find_corpora,
-    read_layout,
-)
+from recommender.core import configuration
+from recommender.core.configuration import Configuration
+from recommender.core.corpora import choose, closeness, find_corpora
 from recommender.core.errors import InputError
 
 
@@ -103,28 +98,30 @@ def test_a_corpus_still_being_tuned_gives_way_to_one_with_a_cost_model(base):
     assert choose(llvm("znver4"), writing=True, base=base).corpus.name == "znver4"
 
 
-def test_a_corpus_keeps_the_layout_it_tunes_in(base):
-    assert read_layout(base / "znver3") == NATIVE  # no corpus.json: as the networks have it
-    configure(base / "blocked", "NCHW16c")  # a new corpus, named: corpora/blocked/
-    assert read_layout(base / "blocked") == "NCHW16c"
-    with pytest.raises(InputError, match="tunes in layout 'native', not 'NCHW16c'"):
-        configure(base / "znver3", "NCHW16c")  # its logs are native
+def test_a_corpus_keeps_the_configuration_it_prepares_networks_by(base):
+    assert configuration.read(base / "znver3") == Configuration()  # no corpus.json: the paper's
+    configuration.configure(base / "blocked", layout="NCHW16c")  # a new corpus
+    configuration.configure(base / "blocked", fast_math=True)  # still without logs
+    assert configuration.read(base / "blocked") == Configuration("NCHW16c", fast_math=True)
+    with pytest.raises(InputError, match="configuration is native, not NCHW16c"):
+        configuration.configure(base / "znver3", layout="NCHW16c")  # its logs are native
+    configuration.configure(base / "znver3", layout="native")  # what it is: harmless
     with pytest.raises(InputError, match="unknown layout 'NHWC'"):
-        configure(base / "new", "NHWC")
-    (base / "blocked" / "corpus.json").write_text('{"layout": 16}')
+        configuration.configure(base / "new", layout="NHWC")
+    (base / "blocked" / "corpus.json").write_text('{"layout": "NCHW16c", "fast": true}')
     with pytest.raises(InputError, match="blocked/corpus.json: not a corpus configuration"):
-        read_layout(base / "blocked")
+        configuration.read(base / "blocked")
 
 
-def test_a_cpus_corpus_in_another_layout_is_a_variant_chosen_by_name(base):
+def test_a_cpus_corpus_in_another_configuration_is_a_variant_chosen_by_name(base):
     for name in ("rocketlake", "rocketlake-nchw16c"):
         if name != "rocketlake":
-            configure(base / name, "NCHW16c")
+            configuration.configure(base / name, layout="NCHW16c")
             fake_corpus(base, name, "rocketlake")
         (base / name / "models" / "default").mkdir(parents=True)
         (base / name / "models" / "default" / "metadata.json").write_text("{}")
     assert choose(llvm("rocketlake"), base=base).corpus.name == "rocketlake"
     variant = choose(llvm("rocketlake"), "rocketlake-nchw16c", base=base).corpus
-    assert variant.layout == "NCHW16c" and variant.cpu == "rocketlake"
+    assert variant.configuration.layout == "NCHW16c" and variant.cpu == "rocketlake"
     made = choose(llvm("znver4"), "znver4-nchw8c", writing=True, base=base).corpus
     assert made.root == base / "znver4-nchw8c"  # a bare name is made under corpora/

@@ -3,27 +3,41 @@ computing what the NCHW network computes; a corpus tunes every network in its ow
 
 import json
 
+import pytest
 import tvm
-from tiny import conv_net, conv_residual_net
+from tiny import conv_net, conv_residual_net, inverted_residual_net
 from tvm import relax
 
 from recommender.cli.main import main
-from recommender.core.corpora import NATIVE
+from recommender.core.configuration import Configuration
+from recommender.core.errors import InputError
 from recommender.evaluate import endtoend
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.network import Network, inputs_of
 from recommender.tasks.extract import extract_tasks, prepare
 
-BLOCKED = "NCHW16c"
+NATIVE, BLOCKED = Configuration(), Configuration(layout="NCHW16c")
 
 
 def test_a_blocked_convolution_is_one_tunable_kernel_computing_what_nchw_computes(target):
     network = conv_residual_net(channels=16, size=8, out_channels=32)  # channels divide by 16
-    tasks = extract_tasks(network, target, layout=BLOCKED, cache=False)
+    tasks = extract_tasks(network, target, configuration=BLOCKED, cache=False)
     [conv] = [t for t in tasks if t.kernel_class.anchor]  # bias, residual add and relu fused
     assert conv.kernel_class.anchor.startswith("conv2d_NCHWc:SSSSSRRR:")
     assert conv.descriptor.param_shapes[1] == (2, 1, 3, 3, 16, 16)  # OIHW16i16o weight
     assert {"add", "compute"} <= set(conv.descriptor.op_kinds)
+    reference = endtoend.build(prepare(network.mod, target, NATIVE), target)
+    blocked = endtoend.build(prepare(network.mod, target, BLOCKED), target)
+    assert endtoend.outputs_match(reference, blocked, network) is None
+
+
+def test_depthwise_convolutions_are_blocked_too_and_narrow_ones_stay_nchw(target):
+    network = inverted_residual_net(channels=16, narrow=24)  # 24 does not divide by 16
+    tasks = extract_tasks(network, target, configuration=BLOCKED, cache=False)
+    anchors = {t.kernel_class.anchor.split(":")[0]: t for t in tasks if t.kernel_class.anchor}
+    assert sorted(anchors) == ["conv2d_NCHWc", "conv2d_nchw", "depthwise_conv2d_NCHWc"]
+    # ReLU6 stays blocked, fused into the expansion (a clip would have gone back to NCHW)
+    assert anchors["conv2d_NCHWc"].descriptor.op_kinds == ("conv2d_NCHWc", "maximum", "minimum")
     reference = endtoend.build(prepare(network.mod, target, NATIVE), target)
     blocked = endtoend.build(prepare(network.mod, target, BLOCKED), target)
     assert endtoend.outputs_match(reference, blocked, network) is None
@@ -46,7 +60,7 @@ def conv_epsilon_net() -> Network:
 
 def test_a_scalar_operand_does_not_stop_the_blocking(target):
     network = conv_epsilon_net()
-    tasks = extract_tasks(network, target, layout=BLOCKED, cache=False)
+    tasks = extract_tasks(network, target, configuration=BLOCKED, cache=False)
     assert any((t.kernel_class.anchor or "").startswith("conv2d_NCHWc:") for t in tasks)
     reference = endtoend.build(prepare(network.mod, target, NATIVE), target)
     blocked = endtoend.build(prepare(network.mod, target, BLOCKED), target)
@@ -59,14 +73,19 @@ def test_a_corpus_made_blocked_tunes_and_lists_every_network_blocked(tmp_path, t
     corpus = tmp_path / "blocked"
     tiny = ["--trials-per-task", "1", "--trials-per-iter", "1", "--population", "4"]
     collect = ["collect", str(model), "--corpus", str(corpus), *tiny, "--json"]
-    assert main([*collect, "--layout", BLOCKED]) == 0
+    assert main([*collect, "--layout", "NCHW16c"]) == 0
     log = TuningLog.open(corpus / "datasets" / "logs" / "conv16")
-    assert log.provenance()["layout"] == BLOCKED
+    assert log.provenance()["configuration"] == {"layout": "NCHW16c", "fast_math": False}
     capsys.readouterr()
     assert main(["tasks", str(model), "--corpus", str(corpus), "--json"]) == 0
     tasks = json.loads(capsys.readouterr().out)["tasks"]
     [conv] = [t for t in tasks if t["anchor_class"]]  # with the weight's and data's transforms
     assert conv["anchor_class"].startswith("conv2d_NCHWc:") and len(tasks) == log.record_count()
-    # the corpus keeps its layout: its logs are never mixed with native ones
-    assert main([*collect, "--layout", NATIVE]) == 2
-    assert "tunes in layout 'NCHW16c', not 'native'" in capsys.readouterr().err
+    # the corpus keeps its configuration: its logs are never mixed with native ones
+    assert main([*collect, "--layout", "native"]) == 2
+    assert "configuration is NCHW16c, not native" in capsys.readouterr().err
+    # nor is a native log read as one of its own
+    with pytest.raises(
+        InputError, match="tuned with configuration NCHW16c, this corpus's is native"
+    ):
+        log.check_compatible(target, configuration=NATIVE)

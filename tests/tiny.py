@@ -145,3 +145,39 @@ def mean_net(layers: int = 1, channels: int = 32, size: int = 16) -> Network:
             bb.emit_func_output(out)
 
     return _network(f"mean{layers}", build)
+
+
+def inverted_residual_net(channels: int = 16, size: int = 8, narrow: int = 24) -> Network:
+    """MobileNetV2's block: 1x1 expansion to twice the channels + ReLU6, a 3x3 depthwise
+    convolution with stride 2, a 1x1 projection to ``narrow`` channels."""
+    wide = 2 * channels
+
+    def build(bb):
+        x = relax.Var("x", relax.TensorType((1, channels, size, size), "float32"))
+        expand = relax.Var("expand", relax.TensorType((wide, channels, 1, 1), "float32"))
+        depthwise = relax.Var("depthwise", relax.TensorType((wide, 1, 3, 3), "float32"))
+        project = relax.Var("project", relax.TensorType((narrow, wide, 1, 1), "float32"))
+        with bb.function("main", [x, expand, depthwise, project]):
+            with bb.dataflow():
+                y = bb.emit(relax.op.clip(relax.op.nn.conv2d(x, expand), 0.0, 6.0))
+                y = bb.emit(relax.op.nn.conv2d(y, depthwise, strides=2, padding=1, groups=wide))
+                out = bb.emit_output(relax.op.nn.conv2d(y, project))
+            bb.emit_func_output(out)
+
+    return _network(f"invres{channels}x{size}", build)
+
+
+def ffn_net(tokens: int = 16, hidden: int = 32) -> Network:
+    """A transformer's feed-forward half: matmul to 4x the width, GELU, then softmax over a
+    row (attention's), each a task of its own."""
+
+    def build(bb):
+        x = relax.Var("x", relax.TensorType((tokens, hidden), "float32"))
+        w = relax.Var("w", relax.TensorType((hidden, 4 * hidden), "float32"))
+        with bb.function("main", [x, w]):
+            with bb.dataflow():
+                y = bb.emit(relax.op.nn.gelu(relax.op.matmul(x, w)))
+                out = bb.emit_output(relax.op.nn.softmax(y))
+            bb.emit_func_output(out)
+
+    return _network(f"ffn{tokens}x{hidden}", build)

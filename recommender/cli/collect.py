@@ -8,6 +8,7 @@ from pathlib import Path
 from ..core import paths
 from .common import (
     add_command,
+    configuration_options,
     format_table,
     network_kwargs,
     network_options,
@@ -44,13 +45,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="parent of the per-network log dirs (default: the corpus's datasets/logs)",
     )
-    p.add_argument(
-        "--layout",
-        default=None,
-        metavar="native|NCHW{n}c",
-        help="the layout a new corpus tunes convolutions in (default: the corpus's, native for "
-        "a new one); NCHW16c blocks them by 16 channels, an AVX-512 register of fp32",
-    )
+    configuration_options(p)
     p.add_argument("--trials-per-iter", type=positive_int, default=32, help="candidates per batch")
     rpc_option(p)
     p.add_argument(

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core import paths
+from ..core.configuration import block_of
+from ..core.errors import InputError
 
 
 def print_json(data) -> None:
@@ -150,6 +152,33 @@ class _InputShapes(argparse.Action):
             parser.error(f"argument {option_string}: input {name!r} is given twice")
         shapes[name] = shape
         setattr(namespace, self.dest, shapes)
+
+
+def configuration_options(p: argparse.ArgumentParser) -> None:
+    """How a new corpus prepares every network (``core.configuration``): given once, when the
+    corpus is made; a corpus with logs keeps its own."""
+    p.add_argument(
+        "--layout",
+        type=layout_name,
+        default=None,
+        metavar="native|NCHW{n}c",
+        help="the layout a new corpus tunes convolutions in (default: the corpus's; native for "
+        "a new one); NCHW16c blocks them by 16 channels, an AVX-512 register of fp32",
+    )
+    p.add_argument(
+        "--fast-math",
+        action="store_true",
+        default=None,
+        help="a new corpus computes exp, erf, tanh and softmax as vectorisable polynomials",
+    )
+
+
+def layout_name(text: str) -> str:
+    try:
+        block_of(text)
+    except InputError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
 
 
 def rpc_option(p: argparse.ArgumentParser) -> None:

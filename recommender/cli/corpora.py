@@ -45,12 +45,12 @@ def cmd_corpora(args) -> int:
             c.trials_per_task,
             c.dataset_files,
             "yes" if c.has_model else "no",
-            c.layout,
+            str(c.configuration),
         ]
         for c in found
     ]
     header = ["corpus", "cpu", "arch", "features shared", "networks", "trials/task"]
-    print(format_table(rows, [*header, "dataset files", "model", "layout"]))
+    print(format_table(rows, [*header, "dataset files", "model", "configuration"]))
     if choice:
         print(f"this target ({cpu}) uses {choice.corpus.name}: {choice.why}")
     return 0

@@ -64,15 +64,15 @@ def main(argv: list[str] | None = None) -> int:
 def _use_corpus(args: argparse.Namespace) -> None:
     """Choose the corpus for the command's target, say which on stderr, and fill the defaults
     that live in it."""
-    from ..core import corpora, paths
+    from ..core import configuration, corpora, paths
     from ..core.targets import parse_target, use_target_threads
 
     target = parse_target(getattr(args, "target", None))
     use_target_threads(target)
     writing = args.command in ("collect", "dataset")  # they measure on the corpus's CPU
     choice = corpora.choose(target, explicit=args.corpus, writing=writing)
-    if getattr(args, "layout", None):
-        corpora.configure(choice.corpus.root, args.layout)
+    if hasattr(args, "layout"):
+        configuration.configure(choice.corpus.root, layout=args.layout, fast_math=args.fast_math)
     model = None if args.command == "train" else choice.model  # train writes the corpus's own
     paths.use_corpus(choice.corpus.root, model)
     shown = "" if model is None or model.parent.parent == choice.corpus.root else f"; model {model}"

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -27,6 +26,8 @@ from pathlib import Path
 import tvm
 from tvm.target import codegen
 
+from .configuration import DEFAULT, Configuration
+from .configuration import read as read_configuration
 from .errors import InputError
 
 logger = logging.getLogger(__name__)
@@ -36,50 +37,6 @@ CORPORA = CHECKOUT / "corpora"
 POOLED_MODEL = CHECKOUT / "models" / "pooled"  # trained on every corpus: for CPUs without one
 ISA_PREFIXES = ("avx", "sse4", "fma", "amx", "neon", "sve")  # what `corpora` lists of a CPU
 TUNE_HERE = ".venv/bin/python scripts/rebuild_corpus.py"  # writes corpora/<this CPU>/
-CONFIGURATION = "corpus.json"  # how the corpus's networks are prepared before lowering
-NATIVE = "native"  # the layouts the network was imported with (the paper's: NCHW)
-
-
-def block_of(layout: str) -> int | None:
-    """The channel block of a blocked layout ``NCHW{n}c`` (n >= 2), None for ``native``;
-    anything else is an error naming the layouts there are."""
-    match = re.fullmatch(r"NCHW(\d+)c", layout)
-    if layout != NATIVE and not (match and int(match[1]) >= 2):
-        raise InputError(
-            f"unknown layout {layout!r}: {NATIVE!r} (as the network has it) or NCHW{{n}}c, "
-            "convolutions blocked by n channels (NCHW16c: one AVX-512 register of fp32)"
-        )
-    return int(match[1]) if match else None
-
-
-def read_layout(root: Path) -> str:
-    """The layout the corpus at ``root`` tunes its networks' convolutions in: its logs hold
-    kernels lowered so, and every command prepares a network the same way."""
-    path = root / CONFIGURATION
-    if not path.is_file():
-        return NATIVE
-    try:
-        layout = str(json.loads(path.read_text())["layout"])
-        block_of(layout)
-    except (OSError, ValueError, KeyError, TypeError, InputError) as err:
-        raise InputError(f"not a corpus configuration: {err}", path=path) from None
-    return layout
-
-
-def configure(root: Path, layout: str) -> None:
-    """Give the corpus at ``root`` its layout, once: logs of two layouts are never mixed."""
-    block_of(layout)
-    current = read_layout(root)
-    if current == layout:
-        return
-    if any((root / "datasets" / "logs").glob("*/provenance.json")):
-        raise InputError(
-            f"this corpus tunes in layout {current!r}, not {layout!r}: logs of two layouts are "
-            "never mixed; give the other layout a corpus of its own (--corpus NAME)",
-            path=root,
-        )
-    root.mkdir(parents=True, exist_ok=True)
-    (root / CONFIGURATION).write_text(json.dumps({"layout": layout}, indent=1) + "\n")
 
 
 @dataclass(frozen=True)
@@ -94,7 +51,7 @@ class Corpus:
     trials_per_task: int | None
     dataset_files: int
     has_model: bool
-    layout: str = NATIVE
+    configuration: Configuration = DEFAULT
 
     @classmethod
     def read(cls, root: Path) -> Corpus | None:
@@ -119,7 +76,7 @@ class Corpus:
             trials_per_task=first.get("budget", {}).get("trials_per_task"),
             dataset_files=sum(1 for _ in (root / "datasets" / "transfer").glob("*/*.npz")),
             has_model=(root / "models" / "default" / "metadata.json").is_file(),
-            layout=read_layout(root),
+            configuration=read_configuration(root),
         )
 
     def to_json(self) -> dict:
@@ -135,7 +92,7 @@ class Corpus:
             "trials_per_task": self.trials_per_task,
             "dataset_files": self.dataset_files,
             "model": self.has_model,
-            "layout": self.layout,
+            "configuration": self.configuration.to_json(),
         }
 
 
@@ -197,14 +154,14 @@ def choose(
     if writing:
         home = base / cpu
         corpus = Corpus.read(home) or Corpus(
-            cpu, home, cpu, arch, (), None, 0, False, read_layout(home)
+            cpu, home, cpu, arch, (), None, 0, False, read_configuration(home)
         )
         return Choice(corpus, f"the corpus of this target's CPU ({cpu})", exact=True)
     corpora = find_corpora(base)
     same_arch = [c for c in corpora if c.arch == arch]
     # a corpus still being tuned has no cost model to rank with: one that has serves meanwhile
     ready = [c for c in same_arch if c.has_model] or same_arch
-    # a CPU's variants (another layout: corpora/<cpu>-nchw16c/) give way to corpora/<cpu>/
+    # a CPU's variants (another configuration: corpora/<cpu>-nchw16c/) give way to corpora/<cpu>/
     own = sorted((c for c in same_arch if c.cpu == cpu), key=lambda c: c.name != cpu)
     if own_ready := [c for c in own if c in ready]:
         return Choice(own_ready[0], f"tuned on this target's CPU ({cpu})", exact=True)
@@ -238,7 +195,7 @@ def _given(given: str | Path, cpu: str, how: str, writing: bool, base: Path) -> 
         names = ", ".join(c.name for c in find_corpora(base)) or "none"
         raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
     corpus = Corpus.read(path) or Corpus(
-        path.name, path, cpu, "", (), None, 0, False, read_layout(path)
+        path.name, path, cpu, "", (), None, 0, False, read_configuration(path)
     )
     return Choice(corpus, f"given by {how}", exact=corpus.cpu == cpu)
 

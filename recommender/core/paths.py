@@ -7,6 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .configuration import Configuration
+from .configuration import read as read_configuration
+
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -37,11 +40,10 @@ def root() -> Path:
     return _IN_USE[0]
 
 
-def layout() -> str:
-    """The layout the corpus in use tunes convolutions in (``corpora.read_layout``)."""
-    from .corpora import read_layout
-
-    return read_layout(root())
+def configuration() -> Configuration:
+    """How the corpus in use prepares networks (its ``corpus.json``): its logs' kernels were
+    made so."""
+    return read_configuration(root())
 
 
 def zoo() -> Path:

@@ -22,6 +22,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from ..backend.fixes import tune_context
 from ..backend.measure import make_builder, make_runner
+from ..core.configuration import Configuration
 from ..core.interrupts import ctrl_c_stops_gently, stop_requested
 from ..core.targets import RemoteDevice
 from ..networks.network import Network
@@ -122,13 +123,15 @@ def collect(
     target: tvm.target.Target,
     work_dir: str | Path,
     *,
-    layout: str | None = None,
+    configuration: Configuration | None = None,
     **options,
 ) -> CollectSummary:
-    """Tune every task of ``network``, lowered in ``layout`` (default: the corpus's), into
-    ``work_dir`` (see ``collect_tasks`` for ``options``)."""
-    tasks = extract_tasks(network, target, layout=layout)
-    return collect_tasks(network.name, tasks, target, work_dir, layout=layout, **options)
+    """Tune every task of ``network``, prepared by ``configuration`` (default: the corpus's),
+    into ``work_dir`` (see ``collect_tasks`` for ``options``)."""
+    tasks = extract_tasks(network, target, configuration=configuration)
+    return collect_tasks(
+        network.name, tasks, target, work_dir, configuration=configuration, **options
+    )
 
 
 def collect_tasks(
@@ -145,7 +148,7 @@ def collect_tasks(
     seed: int = 1,
     progress: bool = True,
     budget_trials: int | None = None,
-    layout: str | None = None,
+    configuration: Configuration | None = None,
 ) -> CollectSummary:
     """Tune ``tasks`` (of the network or set ``name``) into ``work_dir`` until
     ``trials_per_task`` x tasks records exist.
@@ -164,8 +167,8 @@ def collect_tasks(
     budget_trials : int, optional
         The total number of records to reach instead of ``trials_per_task`` x tasks (a log
         seeded with transferred records counts them).
-    layout : str, optional
-        The layout ``tasks`` were lowered in, for the log's provenance (default: the corpus's).
+    configuration : Configuration, optional
+        How ``tasks``' network was prepared, for the log's provenance (default: the corpus's).
 
     Returns
     -------
@@ -177,7 +180,7 @@ def collect_tasks(
     total = budget_trials if budget_trials is not None else trials_per_task * len(tasks)
     budget = {"trials_per_task": trials_per_task, "trials_total": total}
     log = TuningLog.create_or_resume(
-        work_dir, target=target, network=name, budget=budget, layout=layout
+        work_dir, target=target, network=name, budget=budget, configuration=configuration
     )
     done = log.record_count()
     summary = CollectSummary(

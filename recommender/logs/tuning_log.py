@@ -30,7 +30,7 @@ import tvm
 from tvm.s_tir import meta_schedule as ms
 
 from ..core import paths
-from ..core.corpora import NATIVE
+from ..core.configuration import Configuration
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
 
@@ -115,16 +115,17 @@ class TuningLog:
         target: tvm.target.Target,
         network: str,
         budget: dict,
-        layout: str | None = None,
+        configuration: Configuration | None = None,
     ) -> TuningLog:
-        """Open an existing log for ``target`` and ``layout`` (validated and repaired) or start
-        a new one; ``layout``: the one its tasks were lowered in (default: the corpus's)."""
-        layout = paths.layout() if layout is None else layout
+        """Open an existing log for ``target`` and ``configuration`` (validated and repaired) or
+        start a new one; ``configuration``: the one its tasks were prepared by (default: the
+        corpus's)."""
+        config = paths.configuration() if configuration is None else configuration
         log = cls(path)
         log.path.mkdir(parents=True, exist_ok=True)
         log.unpack()
         if (log.path / PROVENANCE).exists():
-            log.check_compatible(target, layout=layout)
+            log.check_compatible(target, configuration=config)
             log.validate(repair=True)
             log.stamp_unstamped_records()
             provenance = log.provenance()
@@ -139,7 +140,7 @@ class TuningLog:
                 "tvm": tvm.__version__,
                 "target": json.loads(str(target)),
                 "target_key": target_key(target),
-                "layout": layout,
+                "configuration": config.to_json(),
                 "machine": {"cpu": cpu_model(), "arch": platform.machine()},
                 "budget": budget,
                 "sessions": [],
@@ -216,11 +217,11 @@ class TuningLog:
         *,
         other_cores: bool = False,
         other_cpu: bool = False,
-        layout: str | None = None,
+        configuration: Configuration | None = None,
     ) -> None:
-        """Refuse a log from another TVM version, target or layout: its times would not
-        compare, or its kernels are not the ones a network lowered in ``layout`` (default: the
-        corpus's) has.
+        """Refuse a log from another TVM version, target or configuration: its times would not
+        compare, or its kernels are not the ones a network prepared by ``configuration``
+        (default: the corpus's) has.
 
         ``other_cores`` accepts the same CPU with another core count (a reference timed again
         on fewer cores); ``other_cpu`` any CPU of the architecture (transfer sources: only
@@ -232,13 +233,11 @@ class TuningLog:
             raise InputError(
                 f"written by TVM {provenance.get('tvm')}, this is TVM {tvm.__version__}", path=where
             )
-        expected_layout = paths.layout() if layout is None else layout
-        if provenance.get("layout", NATIVE) != expected_layout:
-            raise InputError(
-                f"tuned in layout {provenance.get('layout', NATIVE)!r}, this corpus tunes in "
-                f"{expected_layout!r}: logs of two layouts are never mixed",
-                path=where,
-            )
+        config = paths.configuration() if configuration is None else configuration
+        tuned = Configuration.from_json(provenance.get("configuration"), where=where)
+        if tuned != config:
+            message = f"tuned with configuration {tuned}, this corpus's is {config}"
+            raise InputError(message + ": logs of two configurations are never mixed", path=where)
         expected, got = target_key(target), provenance.get("target_key")
         if got == expected or (other_cores and same_cpu(got, target)):
             return

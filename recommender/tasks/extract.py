@@ -17,13 +17,15 @@ from tvm.s_tir import meta_schedule as ms
 
 from ..backend.fixes import register_cpu_tensor_intrinsics
 from ..core import paths
+from ..core.configuration import Configuration
 from ..networks.network import Network
 from . import layouts
+from .fast_math import fast_math
 from .shape_fold import shape_only_fold
 from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 
 logger = logging.getLogger(__name__)
-TASKS_FORMAT = 1  # bump when ``prepare``/``lower`` change what a network's tasks are
+TASKS_FORMAT = 2  # bump when ``prepare``/``lower``/``layouts`` change what a network's tasks are
 
 
 def structural_key(mod: tvm.IRModule) -> str:
@@ -62,26 +64,32 @@ class Task:
 
 
 def prepare(
-    mod: tvm.IRModule, target: tvm.target.Target, layout: str | None = None
+    mod: tvm.IRModule, target: tvm.target.Target, configuration: Configuration | None = None
 ) -> tvm.IRModule:
     """Inference-time simplification before legalization: batch norm folded into convolutions,
-    then the convolutions in ``layout`` (default: the corpus's, ``paths.layout``: its logs'
-    kernels were lowered so, and a database matches only kernels made the same way).
+    then the corpus's configuration (default: the one in use, ``paths.configuration``: its
+    logs' kernels were made so, and a database matches only kernels made the same way): fast
+    math, the convolutions' layout.
 
     This is what ``endtoend.build`` compiles: ``compile_relax`` legalizes and fuses it itself,
     and its functions match the database only if they were not legalized before (a second
     ``AnnotateTIROpPattern`` adds attributes the tasks did not have).
     """
+    config = paths.configuration() if configuration is None else configuration
     passes = [
         relax.transform.FoldBatchnormToConv2D(),
         relax.transform.DecomposeOpsForInference(),
         relax.transform.CanonicalizeBindings(),
     ]
-    folded = tvm.transform.Sequential(passes)(mod)
-    return layouts.convert(folded, target, paths.layout() if layout is None else layout)
+    mod = tvm.transform.Sequential(passes)(mod)
+    if config.fast_math:  # before anything is legalized: it rewrites Relax ops
+        mod = fast_math(mod)
+    return layouts.convert(mod, target, config.layout)
 
 
-def lower(mod: tvm.IRModule, target: tvm.target.Target, layout: str | None = None) -> tvm.IRModule:
+def lower(
+    mod: tvm.IRModule, target: tvm.target.Target, configuration: Configuration | None = None
+) -> tvm.IRModule:
     """Prepared Relax -> fused ``call_tir`` kernels, as ``static_shape_tuning`` does: Relax's
     "zero" pipeline with constants folded by shape alone (``shape_fold``: the same kernels,
     20x faster on the zoo's networks).
@@ -96,7 +104,7 @@ def lower(mod: tvm.IRModule, target: tvm.target.Target, layout: str | None = Non
         relax.transform.FuseOps(),
         relax.transform.FuseTIR(),
     ]
-    prepared = prepare(mod, target, layout)
+    prepared = prepare(mod, target, configuration)
     with target:
         return tvm.transform.Sequential(passes)(prepared)
 
@@ -105,31 +113,33 @@ def extract_tasks(
     network: Network,
     target: tvm.target.Target,
     *,
-    layout: str | None = None,
+    configuration: Configuration | None = None,
     cache: bool = True,
 ) -> list[Task]:
-    """The network's tuning tasks in MetaSchedule's order, with structure keys attached, its
-    convolutions in ``layout`` (default: the corpus's).
+    """The network's tuning tasks in MetaSchedule's order, with structure keys attached, the
+    network prepared by ``configuration`` (default: the corpus's).
 
     Lowering and extraction cost seconds to tens of seconds per network and every command
     repeats them, so the tasks are kept under ``paths.cache_root()/tasks``, keyed by the
-    network's structure, the layout, the target and TVM's version; an unreadable entry is
-    extracted again.
+    network's structure, the configuration, the target and TVM's version; an unreadable entry
+    is extracted again.
     """
-    layout = paths.layout() if layout is None else layout
-    path = _cache_path(network, target, layout) if cache else None
+    config = paths.configuration() if configuration is None else configuration
+    path = _cache_path(network, target, config) if cache else None
     tasks = _load_tasks(path) if path and path.exists() else None
     if tasks is None:
-        tasks = _extract(network, target, layout)
+        tasks = _extract(network, target, config)
         if path:
             _store_tasks(path, tasks)
     logger.info("%s: %d tasks", network.name, len(tasks))
     return tasks
 
 
-def _extract(network: Network, target: tvm.target.Target, layout: str) -> list[Task]:
+def _extract(
+    network: Network, target: tvm.target.Target, configuration: Configuration
+) -> list[Task]:
     register_cpu_tensor_intrinsics(target)  # before extraction makes a TuneContext
-    lowered = lower(network.mod, target, layout)
+    lowered = lower(network.mod, target, configuration)
     extracted = ms.relax_integration.extract_tasks(lowered, target)
     return [_task(task.task_name, task.dispatched[0], int(task.weight)) for task in extracted]
 
@@ -138,10 +148,10 @@ def _task(name: str, workload: tvm.IRModule, weight: int) -> Task:
     return Task(name, workload, weight, kernel_class(workload), describe(workload))
 
 
-def _cache_path(network: Network, target: tvm.target.Target, layout: str) -> Path:
+def _cache_path(network: Network, target: tvm.target.Target, configuration: Configuration) -> Path:
     parts = [
         structural_key(network.mod),
-        layout,
+        str(configuration),
         str(target),
         tvm.__version__,
         str(TASKS_FORMAT),
