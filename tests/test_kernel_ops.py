@@ -8,6 +8,7 @@ from tiny import conv_net
 from tvm import relax
 
 from recommender.backend.measure import arg_specs
+from recommender.core.configuration import Configuration
 from recommender.core.targets import host_target
 from recommender.evaluate.kernel_bench import (
     HeavyWorkload,
@@ -52,6 +53,16 @@ MATMUL_BIAS = one_kernel(
     {"x": (4, 16), "w": (16, 12), "b": (12,)},
     lambda x, w, b: relax.op.add(relax.op.matmul(x, w), b),
 )
+DEPTHWISE_BLOCKABLE = one_kernel(  # 16 channels: blocked by 16 in NCHW16c
+    "depthwise16",
+    {"x": (1, 16, 9, 9), "w": (16, 1, 3, 3), "b": (1, 16, 1, 1)},
+    lambda x, w, b: relax.op.add(relax.op.nn.conv2d(x, w, strides=2, padding=1, groups=16), b),
+)
+CONV_BIAS = one_kernel(
+    "conv16",
+    {"x": (1, 16, 8, 8), "w": (32, 16, 3, 3), "b": (1, 32, 1, 1)},
+    lambda x, w, b: relax.op.add(relax.op.nn.conv2d(x, w, padding=1), b),
+)
 BATCHED = one_kernel(
     "batched", {"a": (3, 5, 8), "c": (3, 8, 6)}, lambda a, c: relax.op.matmul(a, c)
 )
@@ -90,6 +101,18 @@ def test_the_convolution_reads_stride_padding_and_groups_back():
     assert op.kind == "conv2d"
     assert dict(op.attrs) == {"stride": 2, "pads": (1, 1, 1, 1), "groups": 8}
     assert op.shapes == ((1, 8, 9, 9), (8, 1, 3, 3), (8,))  # data, weight, bias as ONNX's Conv
+
+
+@pytest.mark.parametrize("network", [DEPTHWISE_BLOCKABLE, CONV_BIAS], ids=lambda n: n.name)
+def test_a_blocked_convolution_reads_back_as_the_nchw_one_it_was(network):
+    def anchored(configuration):
+        tasks = extract_tasks(network, host_target(), configuration=configuration, cache=False)
+        [task] = [t for t in tasks if t.kernel_class.anchor]
+        return task
+
+    native, blocked = anchored(Configuration()), anchored(Configuration(layout="NCHW16c"))
+    assert blocked.kernel_class.anchor.split(":")[0].endswith("_NCHWc")
+    assert runtime_op(blocked.mod) == runtime_op(native.mod)
 
 
 def test_a_kernel_is_timed_as_each_databases_best_record_and_in_each_runtime(

@@ -2,9 +2,9 @@
 
 The kernel benchmark compares TVM's schedules with what users deploy otherwise, kernel by
 kernel. A fused workload is read back into its operator: a convolution (plain, grouped or
-depthwise; stride and padding recovered from the buffer shapes) or a matmul (batched or not,
-with the weight transposed or not), each with its bias when the kernel adds one, or a softmax or
-an erf GELU. Other epilogues (an activation, a residual add) are left out: they are a pass over
+depthwise, NCHW or blocked NCHW{b}c; stride and padding recovered from the buffer shapes) or a
+matmul (batched or not, with the weight transposed or not), each with its bias when the kernel
+adds one, or a softmax or an erf GELU. Other epilogues (an activation, a residual add) are left out: they are a pass over
 the output that ONNX Runtime fuses or runs separately, small beside the anchor's work.
 Everything else (reshapes, transposes) has no operator here and is timed in TVM alone.
 """
@@ -25,6 +25,7 @@ from ..core.timing import seconds_per_run
 from ..tasks.workload import describe
 
 CONVOLUTIONS = ("conv2d_nchw", "group_conv2d_nchw", "depthwise_conv2d_nchw")
+BLOCKED_CONVOLUTIONS = ("conv2d_NCHWc", "depthwise_conv2d_NCHWc")  # tasks.layouts
 MATMULS = ("matmul", "NT_matmul")
 
 
@@ -60,7 +61,7 @@ def runtime_op(mod: tvm.IRModule) -> RuntimeOp | None:
         return None
     sch = s_tir.Schedule(mod)
     anchor = sch.get(sch.get_sblock(desc.anchor)) if desc.anchor else None
-    if anchor is not None and desc.anchor in CONVOLUTIONS:
+    if anchor is not None and desc.anchor in CONVOLUTIONS + BLOCKED_CONVOLUTIONS:
         return _convolution(sch, anchor, desc)
     if anchor is not None and desc.anchor in MATMULS:
         return _matmul(anchor, desc)
@@ -75,23 +76,33 @@ def _shape(buffer) -> tuple[int, ...]:
     return tuple(int(d) for d in buffer.shape)
 
 
-def _bias(desc, channels: int, exclude: set[tuple[int, ...]]) -> tuple[int, ...] | None:
-    """A parameter holding one value per output channel, which the kernel adds."""
+def _bias(
+    desc, channels: int, exclude: set[tuple[int, ...]], lanes: int = 1
+) -> tuple[int, ...] | None:
+    """A parameter holding one value per output channel, which the kernel adds (blocked by
+    ``lanes`` channels in a blocked layout)."""
     if "add" not in desc.op_kinds:
         return None
     for shape in desc.param_shapes[:-1]:
-        if shape not in exclude and math.prod(shape) == channels and shape[-1] in (channels, 1):
+        if shape in exclude or math.prod(shape) != channels:
+            continue
+        if shape[-1] in (channels, 1) or (lanes > 1 and shape[-1] == lanes):
             return (channels,)
     return None
 
 
 def _convolution(sch: s_tir.Schedule, anchor, desc) -> RuntimeOp | None:
+    """The NCHW convolution (in a blocked layout, the one it was converted from)."""
     data, weight = (_shape(r.source) for r in anchor.reads[:2])
     out = _shape(anchor.writes[0].source)
-    source = data
-    if "pad_temp" in (b.name for b in desc.blocks):
-        pad_block = sch.get(sch.get_sblock("pad_temp"))
-        source = _shape(pad_block.reads[0].source)
+    blocked = desc.anchor in BLOCKED_CONVOLUTIONS
+    padded, source = "data_pad" if blocked else "pad_temp", data
+    if padded in (b.name for b in desc.blocks):
+        source = _shape(sch.get(sch.get_sblock(padded)).reads[0].source)
+    lanes = out[-1] if blocked else 1
+    if blocked:  # NCHW{b}c -> NCHW, OIHW{b}i{b}o or OIHW1i{b}o -> OIHW
+        data, source, out = (_unblocked(x) for x in (data, source, out))
+        weight = (weight[0] * weight[5], weight[1] * weight[4], weight[2], weight[3])
     (_, c, h, w), (k, c_per_group, r, s) = source, weight
     pad_h, pad_w = data[2] - h, data[3] - w
     strides = [_stride(data[2], r, out[2]), _stride(data[3], s, out[3])]
@@ -99,10 +110,15 @@ def _convolution(sch: s_tir.Schedule, anchor, desc) -> RuntimeOp | None:
         return None
     pads = (pad_h // 2, pad_w // 2, pad_h - pad_h // 2, pad_w - pad_w // 2)
     flops = 2.0 * math.prod(out) * c_per_group * r * s
-    bias = _bias(desc, k, {source, weight})
+    bias = _bias(desc, k, {source, weight}, lanes)
     shapes = (source, weight) + ((bias,) if bias else ())
     attrs = (("stride", strides[0]), ("pads", pads), ("groups", c // c_per_group))
     return RuntimeOp("conv2d", shapes, attrs, flops)
+
+
+def _unblocked(shape: tuple[int, ...]) -> tuple[int, ...]:
+    n, chunks, h, w, lanes = shape
+    return (n, chunks * lanes, h, w)
 
 
 def _stride(padded: int, kernel: int, out: int) -> int | None:
