@@ -4,8 +4,9 @@ interleaved run with PyTorch eager and ONNX Runtime.
 
     .venv/bin/python scripts/bench_layout_network.py [MODEL ...] [--trials-per-task 64]
 
-The NCHW build is the network's log in this CPU's own corpus (``corpora/<cpu>/``, tuned by
-``scripts/rebuild_corpus.py`` in the native layout: it must be there). The network with blocked
+The NCHW build is the network's log in a native corpus of this CPU (``corpora/<cpu>/`` or a
+variant such as ``corpora/<cpu>-native/``, tuned by ``scripts/rebuild_corpus.py``: it must be
+there). The network with blocked
 convolutions (``tasks.layouts``) is tuned into
 ``datasets/kernel_variants/<cpu>/layouts-network-<T>/<MODEL>-nchw16c/`` (resumable). Both
 builds are checked against the untuned NCHW build on random inputs before they are timed.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from recommender.core import corpora
 from recommender.core.configuration import Configuration
@@ -66,6 +68,14 @@ def compare(network, target, logs: dict[str, str]) -> dict:
     }
 
 
+def native_logs(cpu: str) -> Path:
+    """The logs of this CPU's corpus in the native configuration."""
+    for corpus in corpora.find_corpora():
+        if corpus.cpu == cpu and corpus.configuration == Configuration():
+            return corpus.root / "datasets" / "logs"
+    raise InputError(f"no native corpus of {cpu}: `rebuild_corpus.py --corpus {cpu}-native`")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", default=["resnet18"], help="zoo networks")
@@ -74,7 +84,7 @@ def main() -> int:
     target = host_target()
     threads = use_target_threads(target)
     cpu = str(target.attrs["mcpu"])
-    own = corpora.choose(target, writing=True).corpus.root / "datasets" / "logs"
+    own = native_logs(cpu)
     out = CHECKOUT / "docs" / "results" / f"layouts_network_{cpu}.json"
     results = read_json(out) or {"networks": {}}
     results["meta"] = {
@@ -88,7 +98,7 @@ def main() -> int:
     for name in args.models:
         if not (own / name / "provenance.json").exists():
             raise InputError(
-                f"no log of {name} in this CPU's corpus: run rebuild_corpus.py", path=own
+                f"no log of {name} in this CPU's native corpus: run rebuild_corpus.py", path=own
             )
         blocked_dir = variants / f"layouts-network-{args.trials_per_task}" / f"{name}-{BLOCKED}"
         network = load_zoo_network(name)

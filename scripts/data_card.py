@@ -114,6 +114,7 @@ def main() -> int:
         f"- machine: {machine.get('cpu', '?')} ({machine.get('arch', '?')}), "
         f"target `{json.dumps(first['target']) if first else '?'}`",
         f"- TVM {first['tvm'] if first else '?'}; batch 1; random weights (seeded)",
+        f"- configuration (`corpus.json`, how every network is prepared): {paths.configuration()}",
         "- untuned = the plain Relax build (naive loops), far weaker than TVM's old TOPI defaults",
         "",
         "| network | budget (trials/task x tasks) | records | failures | tuning min "
