@@ -19,7 +19,7 @@ from pathlib import Path
 
 from recommender.core import corpora, paths
 from recommender.learn.cost_models import SCREEN_KEEP
-from recommender.learn.dataset import dataset_provenance, load_dataset
+from recommender.learn.dataset import dataset_provenance, load_dataset, training_targets
 from recommender.learn.evaluation import leave_one_model_out, mean_metrics
 
 LEARNERS = {
@@ -66,7 +66,9 @@ def main() -> None:
         corpus = corpora.CORPORA / args.corpus
     paths.use_corpus(corpus)
     directory = paths.transfer()
-    results = leave_one_model_out(load_dataset(directory), learners)
+    results = leave_one_model_out(
+        load_dataset(directory), learners, training_only=training_targets(directory)
+    )
     means = mean_metrics(results)
     per_network = {r.network: {s: r.learners[s]["top1"] for s in learners} for r in results}
     out = args.out or paths.CHECKOUT / "docs" / "results" / f"rankers_{corpus.name}.json"

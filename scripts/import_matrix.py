@@ -34,39 +34,21 @@ SEQ_LEN = 128
 
 def networks() -> list[str]:
     """torchvision's classification networks, then ``hf:`` names (in that order)."""
-    from recommender.networks import huggingface
-    from recommender.networks.torch_compat import define_torchvision_schemas
+    from recommender.networks import huggingface, torchvision_models
 
-    define_torchvision_schemas()
-    import torchvision
-
-    vision = sorted(torchvision.models.list_models(module=torchvision.models))
-    return vision + [huggingface.PREFIX + name for name in huggingface.KNOWN]
+    hf = [huggingface.PREFIX + name for name in huggingface.KNOWN]
+    return torchvision_models.names() + hf
 
 
 def _torch_model(network: str):
     """The module in eval mode with seeded random weights, its example input and input name."""
-    import torch
-
-    from recommender.networks import huggingface
+    from recommender.networks import huggingface, torchvision_models
 
     if huggingface.is_hf_name(network):
         model, ids = huggingface.torch_module(network, seq_len=SEQ_LEN)
         return model, ids, "input_ids"
-    from recommender.networks.torch_compat import define_torchvision_schemas
-
-    define_torchvision_schemas()
-    import torchvision
-
-    torch.manual_seed(0)
-    model = torchvision.models.get_model(network, weights=None)
-    if hasattr(model, "aux_logits"):  # GoogLeNet, Inception v3: auxiliary heads train only
-        model.aux_logits = False
-        for head in ("aux1", "aux2", "AuxLogits"):
-            if hasattr(model, head):
-                setattr(model, head, None)
-    size = 299 if network == "inception_v3" else 224
-    return model.eval(), torch.randn(1, 3, size, size), "image"
+    model, image = torchvision_models.torch_module(torchvision_models.PREFIX + network)
+    return model, image, "image"
 
 
 def _export(network: str, route: str, folder: Path) -> Path:

@@ -9,7 +9,7 @@ import pytest
 from tiny import conv_net
 
 from recommender.core.errors import InputError
-from recommender.learn.dataset import build_dataset
+from recommender.learn.dataset import build_dataset, training_targets
 from recommender.learn.features import FEATURE_NAMES, SCHEMA_VERSION
 from recommender.learn.kernel_data import STATUSES, KernelData
 
@@ -20,7 +20,13 @@ def dataset(conv_log, target, tmp_path_factory):
     directory = tmp_path_factory.mktemp("dataset")
     network = conv_net(channels=16, size=8, out_channels=32)
     paths = build_dataset(
-        {"wide": network}, {"tinyconv": work_dir}, directory, target, top_n=3, progress=False
+        {"wide": network},
+        {"tinyconv": work_dir},
+        directory,
+        target,
+        top_n=3,
+        progress=False,
+        training_targets=["wide"],  # no log of its own: a target only
     )
     return directory, paths
 
@@ -34,6 +40,11 @@ def test_every_same_class_record_is_measured_with_the_untuned_kernel(dataset):
     assert [STATUSES[s] for s in data.status] == ["ok"] * 3
     assert np.all(data.run_s > 0) and data.untuned_s > 0
     assert data.best_s == min(data.run_s.min(), data.untuned_s)
+
+
+def test_a_training_target_is_named_in_the_provenance(dataset):
+    directory, _ = dataset
+    assert training_targets(directory) == {"wide"}
 
 
 def test_a_rebuild_skips_what_is_on_disk(dataset, conv_log, target):

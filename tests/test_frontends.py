@@ -248,3 +248,11 @@ def test_unknown_hf_names_and_long_sequences_are_refused():
         load_network("hf:bert-huge")
     with pytest.raises(InputError, match="--seq-len of hf:gpt2 must be at most 1024. Got 4096"):
         load_network("hf:gpt2", seq_len=4096)
+
+
+def test_a_torchvision_classifier_imports_by_name():
+    network = load_network("tv:squeezenet1_1")  # built offline, random weights
+    assert network.name == "squeezenet1_1"
+    assert [(i.shape, i.dtype) for i in network.inputs] == [((1, 3, 224, 224), "float32")]
+    with pytest.raises(InputError, match="unknown torchvision classifier .tv:resnet9.*tv:resnet18"):
+        load_network("tv:resnet9")

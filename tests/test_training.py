@@ -38,6 +38,13 @@ def test_the_ranker_beats_random_on_held_out_networks(tiny_dataset):
     assert means["xgb"]["top10"] == pytest.approx(1.0)  # 8 candidates: top-10 times them all
 
 
+def test_a_training_target_is_trained_on_but_never_held_out(tiny_dataset):
+    kernels = load_dataset(tiny_dataset)
+    only = {"conv4x16", "conv32x8"}
+    results = leave_one_model_out(kernels, {"xgb": SMALL_XGB}, training_only=only)
+    assert len(results) == 4 and not only & {r.network for r in results}
+
+
 def test_saved_model_predicts_identically_and_refuses_another_architecture(
     tiny_dataset, tmp_path, caplog
 ):

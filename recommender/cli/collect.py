@@ -24,7 +24,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub, "collect", cmd_collect, "tune networks with MetaSchedule into resumable logs"
     )
-    p.add_argument("models", nargs="+", help="zoo names, hf:NAME or model files")
+    p.add_argument("models", nargs="+", help="zoo names, hf:NAME, tv:NAME or model files")
     network_options(p)
     target_options(p)
     p.add_argument(

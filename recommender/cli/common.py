@@ -99,7 +99,9 @@ def target_options(p: argparse.ArgumentParser) -> None:
 
 
 def model_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="zoo name, hf:NAME, or a .onnx / .json[.gz] Relax / .pt2 file")
+    p.add_argument(
+        "model", help="zoo name, hf:NAME, tv:NAME, or a .onnx / .json[.gz] Relax / .pt2 file"
+    )
     network_options(p)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from ..core import paths
@@ -26,13 +27,22 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="dataset dir, resumable (default: the corpus's datasets/transfer)",
     )
     p.add_argument("--top-n", type=positive_int, default=3, help="records per source workload")
+    p.add_argument(
+        "--training-targets",
+        nargs="*",
+        default=None,
+        metavar="MODEL",
+        help="also measure these networks as targets only (zoo, hf:, tv: names or files; "
+        "without names: the 23 of learn.dataset.TRAINING_TARGETS): more kernels to learn from, "
+        "never held out by the evaluation",
+    )
     target_options(p)
     rpc_option(p)
 
 
 def cmd_dataset_build(args) -> int:
     from ..core.targets import RemoteDevice, parse_target
-    from ..learn.dataset import build_dataset
+    from ..learn.dataset import TRAINING_TARGETS, build_dataset
     from ..logs.sources import log_dir
     from ..networks.zoo import load_zoo_network, zoo_names
 
@@ -40,18 +50,41 @@ def cmd_dataset_build(args) -> int:
     names = args.networks or [n for n in zoo_names() if (paths.logs() / n).is_dir()]
     logs = {n: log_dir(n) for n in names}
     out = args.out or paths.transfer()
+    networks = {n: load_zoo_network(n) for n in names}
+    if args.training_targets is not None:
+        networks |= training_targets(args.training_targets or list(TRAINING_TARGETS), logs)
     written = build_dataset(
-        {n: load_zoo_network(n) for n in names},
+        networks,
         logs,
         out,
         target,
         top_n=args.top_n,
         remote=RemoteDevice.parse(args.rpc) if args.rpc else None,
         progress=not args.json,
+        training_targets=[n for n in networks if n not in logs],
     )
-    result = {"directory": str(out), "kernels": len(written), "networks": names}
+    result = {"directory": str(out), "kernels": len(written), "networks": list(networks)}
     if args.json:
         print_json(result)
     else:
-        print(f"{len(written)} kernels of {len(names)} networks in {out}")
+        print(f"{len(written)} kernels of {len(networks)} networks in {out}")
     return 0
+
+
+def training_targets(specs: list[str], logs: dict) -> dict:
+    """The networks ``specs`` name, loaded, each with its family where the default list has
+    one; a name that is also a source is refused (it would be held out and trained on)."""
+    from tqdm import tqdm
+
+    from ..core.errors import InputError
+    from ..learn.dataset import TRAINING_TARGETS
+    from ..networks.frontends import load_network
+
+    loaded = {}
+    for spec in tqdm(specs, desc="training targets", unit="network"):
+        network = load_network(spec)
+        if network.name in logs:
+            raise InputError(f"--training-targets: {spec} is a logged network, a source")
+        family = TRAINING_TARGETS.get(spec, network.family)
+        loaded[network.name] = dataclasses.replace(network, family=family)
+    return loaded

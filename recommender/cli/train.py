@@ -66,7 +66,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def cmd_train(args) -> int:
     from ..core.targets import parse_target
-    from ..learn.dataset import dataset_provenance, load_dataset
+    from ..learn.dataset import dataset_provenance, load_dataset, training_targets
     from ..learn.fit import fit_and_save
 
     datasets = [args.dataset, *args.pool_with]
@@ -81,7 +81,12 @@ def cmd_train(args) -> int:
             "cpus": [t["mcpu"] for t in targets],
         }
     model = fit_and_save(
-        kernels, out, parse_target(json.dumps(targets[0])), describe=describe, **options
+        kernels,
+        out,
+        parse_target(json.dumps(targets[0])),
+        describe=describe,
+        training_only=set().union(*map(training_targets, datasets)),
+        **options,
     )
     data = model.metadata["training_data"]
     result = {"model": str(out), "kernels": data["kernels"], "candidates": data["candidates"]}
@@ -93,13 +98,15 @@ def cmd_train(args) -> int:
 
 
 def cmd_evaluate_model(args) -> int:
-    from ..learn.dataset import load_dataset
+    from ..learn.dataset import load_dataset, training_targets
     from ..learn.evaluation import leave_one_model_out, mean_metrics, plot_score_vs_k
 
     learners = None
     if args.throughput_baseline:
         learners = _with_throughput_baseline(args.dataset, args.logs)
-    results = leave_one_model_out(load_dataset(args.dataset), learners)
+    results = leave_one_model_out(
+        load_dataset(args.dataset), learners, training_only=training_targets(args.dataset)
+    )
     means = mean_metrics(results)
     if args.plot:
         plot_score_vs_k(results, args.plot)

@@ -4,8 +4,9 @@ The kernel benchmark compares TVM's schedules with what users deploy otherwise, 
 kernel. A fused workload is read back into its operator: a convolution (plain, grouped or
 depthwise, NCHW or blocked NCHW{b}c; stride and padding recovered from the buffer shapes) or a
 matmul (batched or not, with the weight transposed or not), each with its bias when the kernel
-adds one, or a softmax or an erf GELU. Other epilogues (an activation, a residual add) are left out: they are a pass over
-the output that ONNX Runtime fuses or runs separately, small beside the anchor's work.
+adds one, or a softmax or an erf GELU. Other epilogues (an activation, a residual add) are left
+out: they are a pass over the output that ONNX Runtime fuses or runs separately, small beside
+the anchor's work.
 Everything else (reshapes, transposes) has no operator here and is timed in TVM alone.
 """
 

@@ -15,7 +15,7 @@ import tvm
 from ..core.errors import InputError, RecommenderError
 from ..core.targets import RemoteDevice, same_cpu, target_key
 from ..learn import model_files
-from ..learn.dataset import add_transfer_run, load_dataset
+from ..learn.dataset import add_transfer_run, load_dataset, training_targets
 from ..learn.fit import fit_and_save
 from ..learn.training import training_set
 from ..logs.sources import load_sources, log_dir, resolve_sources
@@ -83,6 +83,7 @@ def held_out_model(
         describe={"directory": str(dataset_dir), "held_out": network},
         exclude_source=network,
         what=f"the transfer-benefit dataset without {network}",
+        training_only=training_targets(dataset_dir),
     )
     return model, time.perf_counter() - start
 

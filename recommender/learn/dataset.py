@@ -26,6 +26,7 @@ import datetime
 import json
 import logging
 import platform
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -49,10 +50,44 @@ logger = logging.getLogger(__name__)
 
 
 DEFAULT_TOP_N = 3
+# Networks measured as targets only (issue 26): no log of theirs is a source, so they add kernels
+# and shapes to learn from without tuning, and the evaluation never holds them out. Each with
+# the zoo family it belongs to (the pair feature ``p_same_family``); seven are transformers.
+TRAINING_TARGETS = {
+    "tv:resnet34": "resnet",
+    "tv:resnet101": "resnet",
+    "tv:resnext50_32x4d": "resnet",
+    "tv:wide_resnet50_2": "resnet",
+    "tv:densenet121": "densenet",
+    "tv:vgg11": "vgg",
+    "tv:squeezenet1_1": "squeezenet",
+    "tv:inception_v3": "inception",
+    "tv:mobilenet_v3_large": "mobilenet",
+    "tv:mobilenet_v3_small": "mobilenet",
+    "tv:shufflenet_v2_x1_0": "shufflenet",
+    "tv:mnasnet0_5": "mnasnet",
+    "tv:efficientnet_b2": "efficientnet",
+    "tv:regnet_y_400mf": "regnet",
+    "tv:regnet_x_1_6gf": "regnet",
+    "tv:convnext_tiny": "convnext",
+    "tv:vit_b_16": "vit",
+    "hf:distilbert-base-uncased": "bert",
+    "hf:roberta-base": "bert",
+    "hf:albert-base-v2": "bert",
+    "hf:electra-small-discriminator": "bert",
+    "hf:squeezebert-uncased": "bert",
+    "hf:gpt2": "gpt",
+}
 
 
-def _provenance(directory: Path, target: tvm.target.Target, top_n: int | None) -> None:
-    """Check the dataset's provenance against this build (``top_n`` None: any), or start it."""
+def _provenance(
+    directory: Path,
+    target: tvm.target.Target,
+    top_n: int | None,
+    training_targets: list[str] = (),
+) -> None:
+    """Check the dataset's provenance against this build (``top_n`` None: any), or start it;
+    it lists the networks measured as training targets only."""
     path = directory / "provenance.json"
     expected = {
         "schema": SCHEMA_VERSION,
@@ -68,6 +103,11 @@ def _provenance(directory: Path, target: tvm.target.Target, top_n: int | None) -
         for key, value in expected.items():
             if value is not None and found.get(key) != value:
                 raise InputError(f"built with {key}={found.get(key)}, expected {value}", path=path)
+        listed = set(found.get("training_targets", []))
+        if set(training_targets) - listed:  # written as read: a migrated schema stays as it was
+            raw = json.loads(path.read_text())
+            raw["training_targets"] = sorted(listed | set(training_targets))
+            path.write_text(json.dumps(raw, indent=1) + "\n")
         return
     directory.mkdir(parents=True, exist_ok=True)
     expected.update(
@@ -75,6 +115,7 @@ def _provenance(directory: Path, target: tvm.target.Target, top_n: int | None) -
         target=json.loads(str(target)),
         machine={"cpu": cpu_model(), "arch": platform.machine()},
         started=datetime.date.today().isoformat(),
+        training_targets=sorted(training_targets),
     )
     path.write_text(json.dumps(expected, indent=1) + "\n")
 
@@ -88,13 +129,16 @@ def build_dataset(
     top_n: int = DEFAULT_TOP_N,
     remote: RemoteDevice | None = None,
     progress: bool = True,
+    training_targets: Collection[str] = (),
 ) -> list[Path]:
-    """Measure every same-class pair for every network (leave-one-model-out sources).
+    """Measure every same-class pair for every network (leave-one-model-out sources). The
+    ``training_targets`` among them have no log and are never held out (``training_targets``
+    below reads them back).
 
     One file per (target kernel, source model), so a log added to the corpus later only adds
     files, and a file only gets the records it lacks. Returns the files written or present.
     """
-    _provenance(directory, target, top_n)
+    _provenance(directory, target, top_n, list(training_targets))
     sources = load_sources(logs, target, top_n=top_n)
     family_of = families(networks)
     written = []
@@ -253,3 +297,11 @@ def load_dataset(directory: Path, *, networks: list[str] | None = None) -> list[
 
 def dataset_provenance(directory: Path) -> dict:
     return json.loads((directory / "provenance.json").read_text())
+
+
+def training_targets(directory: Path) -> set[str]:
+    """The dataset's networks measured as targets only: trained on, never held out."""
+    path = directory / "provenance.json"
+    return (
+        set(dataset_provenance(directory).get("training_targets", [])) if path.is_file() else set()
+    )

@@ -17,6 +17,7 @@ candidates (which come from the other networks' logs only). Metrics per network:
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -123,12 +124,17 @@ def failure_metrics(train: TrainingSet, test: TrainingSet) -> dict[str, float]:
 
 
 def leave_one_model_out(
-    kernels: list[KernelData], learners: dict[str, tuple[str, dict]] | None = None
+    kernels: list[KernelData],
+    learners: dict[str, tuple[str, dict]] | None = None,
+    *,
+    training_only: Collection[str] = (),
 ) -> list[HeldOut]:
-    """Hold out each network in turn; see the module docstring for the protocol."""
+    """Hold out each network in turn but the ``training_only`` ones (the dataset's training
+    targets, ``dataset.training_targets``: measured as targets only, never evaluated); see the
+    module docstring for the protocol."""
     learners = learners or LEARNERS
     results = []
-    for network in sorted({k.network for k in kernels}):
+    for network in sorted({k.network for k in kernels} - set(training_only)):
         train = training_set([k for k in kernels if k.network != network], exclude_source=network)
         test = training_set([k for k in kernels if k.network == network])
         try:
@@ -222,10 +228,16 @@ def plot_score_vs_k(results: list[HeldOut], path) -> None:
     plt.close(fig)
 
 
-def recall_curve(kernels: list[KernelData], *, objective: str = OBJECTIVE) -> dict:
+def recall_curve(
+    kernels: list[KernelData],
+    *,
+    objective: str = OBJECTIVE,
+    training_only: Collection[str] = (),
+) -> dict:
     """The shipped ranker's leave-one-model-out recall@k, k = 1..10 (empty with one network)."""
+    learner = {"xgb": ("xgb", {"objective": objective})}
     try:
-        results = leave_one_model_out(kernels, {"xgb": ("xgb", {"objective": objective})})
+        results = leave_one_model_out(kernels, learner, training_only=training_only)
     except InputError:
         return {}
     means = mean_metrics(results)["xgb"]

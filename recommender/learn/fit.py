@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +30,13 @@ def fit_and_save(
     exclude_source: str | None = None,
     objective: str = OBJECTIVE,
     what: str = "the transfer-benefit dataset",
+    training_only: Collection[str] = (),
 ) -> model_files.CostModel:
     """Train on every applied candidate of ``kernels`` (minus those whose source is
     ``exclude_source``); save the model in ``out_dir`` as XGBoost JSON with its metadata:
     ``describe`` (where the data came from) plus the networks, kernels, candidates and hash of
     the training set, and the ranker's leave-one-model-out recall curve on the same rows (what
-    budgets are spent by)."""
+    budgets are spent by; ``training_only`` networks are not held out)."""
     data = training_set(kernels, exclude_source=exclude_source)
     check_trainable(data, what)
     model = train(data, objective=objective)
@@ -52,6 +54,7 @@ def fit_and_save(
         evaluation=recall_curve(
             without_source(kernels, exclude_source) if exclude_source else kernels,
             objective=objective,
+            training_only=training_only,
         ),
     )
     return model_files.load(out_dir, target=target)

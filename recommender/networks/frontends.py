@@ -11,7 +11,7 @@ import tvm
 from tvm import relax
 
 from ..core.errors import InputError
-from . import huggingface
+from . import huggingface, torchvision_models
 from .network import Network, bind_random_weights, inputs_of
 from .zoo import load_zoo_network, zoo_index
 
@@ -23,8 +23,8 @@ def load_network(
     input_shapes: Mapping[str, tuple[int, ...]] | None = None,
     seq_len: int | None = None,
 ) -> Network:
-    """Load what the user named: a zoo model, ``hf:NAME``, or a ``.onnx``, ``.json[.gz]`` or
-    ``.pt2`` file.
+    """Load what the user named: a zoo model, ``hf:NAME``, ``tv:NAME`` (a torchvision
+    classifier), or a ``.onnx``, ``.json[.gz]`` or ``.pt2`` file.
 
     Weight parameters left unbound (``num_input`` set) get seeded random values: schedules
     depend on shapes, not on weights.
@@ -32,7 +32,8 @@ def load_network(
     Parameters
     ----------
     spec : str
-        Zoo name, ``hf:NAME`` (see ``huggingface.KNOWN``) or a model file.
+        Zoo name, ``hf:NAME`` (see ``huggingface.KNOWN``), ``tv:NAME`` (see
+        ``torchvision_models``) or a model file.
     seed : int
         Seed of the random weights.
     input_shapes : mapping of input name to shape, optional
@@ -54,6 +55,10 @@ def load_network(
         program = huggingface.export_program(spec, seq_len=seq_len or huggingface.DEFAULT_SEQ_LEN)
         mod = _relax_from_program(program, source=spec)
         name = huggingface.known_name(spec)
+        return Network(name=name, mod=bind_random_weights(mod, seed), inputs=inputs_of(mod))
+    if torchvision_models.is_tv_name(spec):
+        mod = _relax_from_program(torchvision_models.export_program(spec), source=spec)
+        name = torchvision_models.known_name(spec)
         return Network(name=name, mod=bind_random_weights(mod, seed), inputs=inputs_of(mod))
     if spec in zoo_index():
         return load_zoo_network(spec, seed=seed)
