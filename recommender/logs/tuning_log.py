@@ -157,16 +157,20 @@ class TuningLog:
         other_cores: bool = False,
         other_cpu: bool = False,
         validate: bool = True,
+        configuration: Configuration | None = None,
     ) -> TuningLog:
-        """Open a log for reading, checking its files (and its target, when given: see
-        ``check_compatible``). ``validate=False`` leaves parsing every line to the caller."""
+        """Open a log for reading, checking its files (and its target and configuration, when a
+        target is given: see ``check_compatible``). ``validate=False`` leaves parsing every line
+        to the caller."""
         log = cls(path)
         log.unpack()
         for required in (log.path / PROVENANCE, log.records_path, log.workloads_path):
             if not required.exists():
                 raise InputError("not a tuning log: file missing", path=required)
         if target is not None:
-            log.check_compatible(target, other_cores=other_cores, other_cpu=other_cpu)
+            log.check_compatible(
+                target, other_cores=other_cores, other_cpu=other_cpu, configuration=configuration
+            )
         if validate:
             log.validate(repair=False)
         return log
