@@ -82,13 +82,8 @@ def compare(name: str, target, out: Path, reports: dict[str, dict]) -> dict:
     builds.want(OWN_LOG, TuningLog.open(log_dir(name)).path)  # opening unpacks the gzipped files
     builds.build_wanted()
     reference = endtoend.ReferenceOutputs(builds.get("untuned"), network)
-    executables, wrong = {"untuned": builds.get("untuned")}, {}
-    for key in [*reports, OWN_LOG]:
-        problem = reference.mismatch(builds.get(key))
-        if problem:
-            wrong[key] = problem
-        else:
-            executables[key] = builds.get(key)
+    executables, wrong = reference.partition({k: builds.get(k) for k in [*reports, OWN_LOG]})
+    executables["untuned"] = builds.get("untuned")
     others, _ = baselines(name, int(target.attrs["num-cores"]))
     times = endtoend.time_interleaved(executables, network, others=others)
     own = times.get(OWN_LOG)

@@ -50,14 +50,7 @@ def compare(name: str, logs: dict[str, tuple[Corpus, TuningLog]], target) -> dic
     native = endtoend.Builds(prepare(network.mod, target, DEFAULT), target)
     native.want(UNTUNED)
     reference = endtoend.ReferenceOutputs(native.get(UNTUNED), network)
-    executables, wrong = {}, {}
-    for key, built in builds.items():
-        built.build_wanted()
-        problem = reference.mismatch(built.get(key))
-        if problem:
-            wrong[key] = problem
-        else:
-            executables[key] = built.get(key)
+    executables, wrong = reference.partition({key: built.get(key) for key, built in builds.items()})
     others, missing = baselines(name, int(target.attrs["num-cores"]))
     times = endtoend.time_interleaved(executables, network, others=others)
     corpus_of = {key: corpus for key, (corpus, _) in logs.items()}

@@ -59,15 +59,9 @@ def compare(
     every.build_wanted()  # all of them side by side, before anything is timed
     untuned = every.get("untuned")
     builds = {"untuned": untuned, "metaschedule": metaschedule.at(metaschedule.tuning_s)}
-    wrong = {}
     reference = endtoend.ReferenceOutputs(untuned, network)
-    for name in method_dirs:
-        build = every.get(name)
-        problem = reference.mismatch(build)
-        if problem:  # never report a wrong build's speed
-            wrong[name] = problem
-            continue
-        builds[name] = build
+    right, wrong = reference.partition({name: every.get(name) for name in method_dirs})
+    builds |= right
     probes = {f"ms@{s}": metaschedule.at(s) for s in grid}
     probes |= {
         f"ms_same_time:{m}": metaschedule.at(searches[m]["search_s"])

@@ -212,6 +212,18 @@ class ReferenceOutputs:
                 return problem
         return None
 
+    def partition(self, builds: dict) -> tuple[dict, dict[Hashable, str]]:
+        """The ``builds`` that compute the reference's outputs, and what differs in each of the
+        others: a wrong build's speed is never reported."""
+        right, wrong = {}, {}
+        for key, build in builds.items():
+            problem = self.mismatch(build)
+            if problem:
+                wrong[key] = problem
+            else:
+                right[key] = build
+        return right, wrong
+
 
 def outputs_match(reference, candidate, network: Network) -> str | None:
     """None when ``candidate`` computes what ``reference`` does on seeded random inputs."""
