@@ -9,9 +9,16 @@ from recommender.cli.main import main
 from recommender.core.errors import InputError
 from recommender.learn import model_files
 from recommender.learn.dataset import load_dataset
-from recommender.learn.evaluation import leave_one_model_out, mean_metrics
+from recommender.learn.evaluation import (
+    ANCHOR_COLUMN,
+    first_pick_anchor,
+    leave_one_model_out,
+    mean_metrics,
+    pool_levels,
+)
 from recommender.learn.features import FEATURE_NAMES
-from recommender.learn.training import train, training_set
+from recommender.learn.kernel_data import KernelData
+from recommender.learn.training import TrainingSet, train, training_set
 
 SMALL_XGB = ("xgb", {"n_estimators": 60, "max_depth": 4})
 
@@ -43,6 +50,23 @@ def test_a_training_target_is_trained_on_but_never_held_out(tiny_dataset):
     only = {"conv4x16", "conv32x8"}
     results = leave_one_model_out(kernels, {"xgb": SMALL_XGB}, training_only=only)
     assert len(results) == 4 and not only & {r.network for r in results}
+
+
+def test_the_levels_say_what_anchor_transfers_add_to_a_networks_pools():
+    """Two kernels of equal weight: one whose class no source has (anchor-level candidates
+    only), one where an anchor-level candidate (1 ms) beats the exact one (2 ms)."""
+    kernels = [
+        KernelData("net", f"k{i}", "c", 1, 10e-3, np.zeros((0, 0)), *[np.zeros(0)] * 2, [])
+        for i in range(2)
+    ]
+    X = np.zeros((4, len(FEATURE_NAMES)))
+    X[[0, 1, 3], ANCHOR_COLUMN] = 1.0
+    run_s = np.array([4e-3, 5e-3, 2e-3, 1e-3])
+    test = TrainingSet(X, np.zeros(4), run_s, np.array([0, 0, 1, 1]), np.zeros(4, bool), kernels)
+    levels = pool_levels(test)
+    assert levels["anchor_only_kernels"] == 0.5
+    assert levels["exact_only_top1"] == pytest.approx((4 / 10 + 1 / 2) / 2)  # untuned, 2 ms
+    assert first_pick_anchor(test, scores=np.array([1.0, 0.0, 1.0, 0.0])) == 0.5
 
 
 def test_saved_model_predicts_identically_and_refuses_another_architecture(
@@ -83,4 +107,5 @@ def test_cli_trains_and_evaluates(tiny_dataset, tmp_path, capsys):
     assert main(["evaluate-model", "--dataset", str(tiny_dataset), "--plot", str(plot)]) == 0
     table = capsys.readouterr().out
     assert "mean" in table and "xgb-pairwise" in table and "nearest-shape" in table
+    assert "exact-only top1" in table
     assert plot.stat().st_size > 10_000

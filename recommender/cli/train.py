@@ -161,6 +161,19 @@ def _print_evaluation(results: list, means: dict) -> None:
         ]
         for r in results
     ]
+    first = next(iter(results[0].learners))
+    levels = [
+        [
+            r.network,
+            f"{r.levels.get('anchor_only_kernels', float('nan')):.2f}",
+            f"{r.levels.get('exact_only_top1', float('nan')):.3f}",
+            f"{r.learners[first].get('first_pick_anchor', float('nan')):.2f}",
+        ]
+        for r in results
+    ]
+    print("\nlevels (an exact-only pool is the paper's; the anchor level adds the rest):")
+    header = ["held out", "kernels anchor-only", "exact-only top1", f"{first}: first pick anchor"]
+    print(format_table(levels, header))
     print("\nfailure prediction (P(fail) > 0.5):")
     print(format_table(failure, ["held out", "failures", "cands", "precision", "recall"]))
     print(

@@ -25,6 +25,7 @@ from sklearn.metrics import ndcg_score
 
 from ..core.errors import InputError
 from .cost_models import OBJECTIVE, SCREEN_KEEP, FailureClassifier
+from .features import FEATURE_NAMES
 from .kernel_data import KernelData
 from .throughput_baseline import RecordFeatures, fit_without, store_columns
 from .training import TrainingSet, check_trainable, fit_ranker, training_set
@@ -42,6 +43,7 @@ LEARNERS: dict[str, tuple[str, dict]] = {
 # throughput_baseline); needs the logs' records, so ``with_throughput_baseline`` adds it
 THROUGHPUT = "pretrained-throughput"
 KS = tuple(range(1, 11))
+ANCHOR_COLUMN = FEATURE_NAMES.index("l_anchor")  # 1 for an anchor-level candidate
 TIE = 0.02  # times closer than this are noise, not an order to predict
 
 
@@ -52,6 +54,7 @@ class HeldOut:
     candidates: int
     learners: dict[str, dict[str, float]] = field(default_factory=dict)
     failure: dict[str, float] = field(default_factory=dict)
+    levels: dict[str, float] = field(default_factory=dict)  # ``pool_levels``
 
 
 def kernel_metrics(kernel: KernelData, run_s: np.ndarray, scores: np.ndarray) -> dict | None:
@@ -111,6 +114,40 @@ def network_metrics(test: TrainingSet, scores: np.ndarray) -> dict[str, float]:
     return result
 
 
+def pool_levels(test: TrainingSet) -> dict[str, float]:
+    """What the anchor level adds to a network's pools, whatever the ranker: the share of
+    kernels with anchor-level candidates only (no source has their exact class), and the top-1
+    score of the best exact candidate (weighted like ``topk``): where an exact-only pool, the
+    paper's, stops."""
+    anchor_only, exact_best, weights = 0, [], []
+    for group, kernel in enumerate(test.kernels):
+        rows = test.rows(group)
+        run_s, anchor = test.run_s[rows], test.X[rows, ANCHOR_COLUMN] > 0.5
+        ok, untuned = np.isfinite(run_s), kernel.untuned_s
+        oracle = min(untuned, run_s[ok].min()) if ok.any() else untuned
+        exact = ok & ~anchor
+        if not math.isfinite(oracle):
+            continue
+        anchor_only += bool(anchor.all())
+        exact_best.append(oracle / min(untuned, run_s[exact].min() if exact.any() else math.inf))
+        weights.append(kernel.weight * untuned)
+    if not weights:
+        return {}
+    return {
+        "anchor_only_kernels": anchor_only / len(weights),
+        "exact_only_top1": float(np.average(exact_best, weights=weights)),
+    }
+
+
+def first_pick_anchor(test: TrainingSet, scores: np.ndarray) -> float:
+    """The share of kernels whose first-ranked candidate is an anchor-level transfer."""
+    picks = [
+        test.X[rows[np.argmax(scores[rows])], ANCHOR_COLUMN] > 0.5
+        for rows in map(test.rows, range(test.groups))
+    ]
+    return float(np.mean(picks)) if picks else math.nan
+
+
 def failure_metrics(train: TrainingSet, test: TrainingSet) -> dict[str, float]:
     predicted = FailureClassifier().fit(train.X, train.failed).predict_proba(test.X) > 0.5
     actual = test.failed
@@ -143,9 +180,11 @@ def leave_one_model_out(
             continue
         if not test.groups:
             continue
-        held = HeldOut(network, test.groups, len(test.y))
+        held = HeldOut(network, test.groups, len(test.y), levels=pool_levels(test))
         for label, (name, params) in learners.items():
-            held.learners[label] = network_metrics(test, _scores(name, params, train, test))
+            scores = _scores(name, params, train, test)
+            held.learners[label] = network_metrics(test, scores)
+            held.learners[label]["first_pick_anchor"] = first_pick_anchor(test, scores)
         held.failure = failure_metrics(train, test)
         results.append(held)
     if not results:
