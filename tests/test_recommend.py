@@ -41,6 +41,8 @@ def test_top_k_0_times_nothing_and_still_returns_a_correct_database(run, target,
     network = conv_matmul_net()  # a conv the corpus knows, then a reshape and a matmul it does not
     report = run(Budget(top_k=0), tmp_path, network)
     assert report["candidates_timed"] == 0 and report["untuned_references_timed"] == 0
+    # the records are for the network prepared as the corpus prepares it: the paper's way here
+    assert report["configuration"] == {"layout": "native", "fast_math": False}
     [conv] = [k for k in report["kernels"] if k["chosen"]]
     others = [k for k in report["kernels"] if k is not conv]
     assert conv["how"] == "predicted (checked, not timed)" and conv["chosen"]["predicted_ms"]

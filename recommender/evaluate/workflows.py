@@ -34,6 +34,13 @@ from .metrics import paper_metrics
 logger = logging.getLogger(__name__)
 
 
+def database_configuration() -> dict:
+    """How the network was prepared before its kernels were extracted (the corpus's
+    configuration): the database's records match only a module prepared the same way,
+    ``recommender.tasks.extract.prepare(mod, target, Configuration(**this))``."""
+    return paths.configuration().to_json()
+
+
 def transfer_tune_to_dir(
     network: Network,
     target: tvm.target.Target,
@@ -80,6 +87,7 @@ def transfer_tune_to_dir(
         levels=[level.value for level in levels],
         library=str(library),
         database=str(out_dir),
+        configuration=database_configuration(),
     )
     (out_dir / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     return report
@@ -208,6 +216,7 @@ def recommend_to_dir(
         cost_model=model.metadata.get("training_data"),
         library=str(library),
         database=str(out_dir),
+        configuration=database_configuration(),
     )
     (out_dir / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     return report
