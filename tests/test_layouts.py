@@ -43,6 +43,26 @@ def test_depthwise_convolutions_are_blocked_too_and_narrow_ones_stay_nchw(target
     assert endtoend.outputs_match(reference, blocked, network) is None
 
 
+def test_a_network_without_convolutions_has_the_same_kernels_in_every_layout(target):
+    """So a transformer's log serves a native corpus and a blocked one alike (a scalar
+    operand, as layer norm's epsilon, would otherwise become a constant tensor)."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((16, 64), "float32"))
+    w = relax.Var("w", relax.TensorType((64, 32), "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            y = bb.emit(relax.op.matmul(x, w))
+            out = bb.emit_output(relax.op.add(y, tvm.tirx.FloatImm("float32", 1e-05)))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    network = Network("matmul_eps", mod, inputs_of(mod))
+    keys = {
+        str(c): [t.structural_key for t in extract_tasks(network, target, configuration=c)]
+        for c in (NATIVE, BLOCKED)
+    }
+    assert keys[str(NATIVE)] == keys[str(BLOCKED)]
+
+
 def conv_epsilon_net() -> Network:
     """conv2d, then ``+ T.float32(1e-05)``: a scalar operand, as the ONNX importer leaves batch
     norm's epsilon; ``ConvertLayout`` crashes (segfault) on one anywhere in the function."""
