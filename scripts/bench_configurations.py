@@ -24,6 +24,7 @@ from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
 from recommender.evaluate.comparison import baselines
 from recommender.evaluate.searches import read_json, write_json
+from recommender.logs.collect import best_times
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import load_zoo_network, zoo_names
 from recommender.tasks.extract import extract_tasks, prepare
@@ -54,18 +55,28 @@ def compare(name: str, logs: dict[str, tuple[Corpus, TuningLog]], target) -> dic
     others, missing = baselines(name, int(target.attrs["num-cores"]))
     times = endtoend.time_interleaved(executables, network, others=others)
     corpus_of = {key: corpus for key, (corpus, _) in logs.items()}
+    tasks = {
+        k: extract_tasks(network, target, configuration=c.configuration)
+        for k, c in corpus_of.items()
+    }
     return {
         "ms": {k: round(v * 1e3, 3) for k, v in times.items()},
         "configurations": {k: str(c.configuration) for k, c in corpus_of.items()},
-        "tasks": {
-            k: len(extract_tasks(network, target, configuration=c.configuration))
-            for k, c in corpus_of.items()
-        },
+        "tasks": {k: len(t) for k, t in tasks.items()},
+        "heaviest_kernels_ms": {k: heaviest(tasks[k], log) for k, (_, log) in logs.items()},
         "records": {k: log.record_count() for k, (_, log) in logs.items()},
         "tuning_s": {k: round(log.stamps()[-1].elapsed_s, 1) for k, (_, log) in logs.items()},
         "wrong": wrong,
         "baselines_missing": missing,
     }
+
+
+def heaviest(tasks: list, log: TuningLog, count: int = 8) -> dict[str, float]:
+    """The kernels that take most of the network's time by the log's best records: best ms x
+    occurrences, the heaviest first (what explains two corpora's difference)."""
+    best = best_times(log)
+    weighted = {t.name: best[t.name] * t.weight * 1e3 for t in tasks if t.name in best}
+    return {n: round(ms, 3) for n, ms in sorted(weighted.items(), key=lambda kv: -kv[1])[:count]}
 
 
 def main() -> int:
