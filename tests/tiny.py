@@ -181,3 +181,17 @@ def ffn_net(tokens: int = 16, hidden: int = 32) -> Network:
             bb.emit_func_output(out)
 
     return _network(f"ffn{tokens}x{hidden}", build)
+
+
+def conv_silu_net(channels: int = 16, size: int = 8) -> Network:
+    """conv2d + bias + SiLU (``x * sigmoid(x)``), EfficientNet's epilogue: one task."""
+
+    def build(bb):
+        x, w, b = params = _conv_params(channels, size, channels)
+        with bb.function("main", params):
+            with bb.dataflow():
+                y = _conv_bias(bb, x, w, b)
+                out = bb.emit_output(relax.op.multiply(y, relax.op.sigmoid(y)))
+            bb.emit_func_output(out)
+
+    return _network(f"convsilu{channels}x{size}", build)

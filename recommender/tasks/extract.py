@@ -25,7 +25,7 @@ from .shape_fold import shape_only_fold
 from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 
 logger = logging.getLogger(__name__)
-TASKS_FORMAT = 2  # bump when ``prepare``/``lower``/``layouts`` change what a network's tasks are
+TASKS_FORMAT = 3  # bump when ``prepare``/``lower``/``layouts`` change what a network's tasks are
 
 
 def structural_key(mod: tvm.IRModule) -> str:
@@ -81,10 +81,10 @@ def prepare(
         relax.transform.DecomposeOpsForInference(),
         relax.transform.CanonicalizeBindings(),
     ]
-    mod = tvm.transform.Sequential(passes)(mod)
-    if config.fast_math:  # before anything is legalized: it rewrites Relax ops
+    mod = layouts.convert(tvm.transform.Sequential(passes)(mod), config.layout)
+    if config.fast_math:  # on Relax ops: after the layout, before anything is legalized
         mod = fast_math(mod)
-    return layouts.convert(mod, target, config.layout)
+    return layouts.legalize(mod, target)
 
 
 def lower(

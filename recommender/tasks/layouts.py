@@ -25,17 +25,30 @@ from ..core.configuration import block_of
 BLOCK = 16  # fp32 lanes of an AVX-512 register
 
 
-def convert(mod: tvm.IRModule, target: tvm.target.Target, layout: str) -> tvm.IRModule:
-    """``mod`` in ``layout``: as it is for ``native`` and for a network without convolutions
-    (a transformer's tasks, and so its logs, are the same in every layout), else with blocked
-    convolutions."""
+def convert(mod: tvm.IRModule, layout: str) -> tvm.IRModule:
+    """``mod`` in ``layout``, as Relax ops (``legalize`` then gives the blocked convolutions
+    their computes): ordinary convolutions blocked with ``OIHW{b}i{b}o`` weights, depthwise
+    ones with ``OIHW1i{b}o``. As it is for ``native`` and for a network without convolutions
+    (a transformer's tasks, and so its logs, are the same in every layout)."""
     block = block_of(layout)
-    if block is None or not _has_convolution(mod):
+    if block is None or not _convolutions(mod):
         return mod
-    return blocked_convolutions(mod, target, block)
+    desired = relax.transform.ConvertLayout({}, lambda call: _desired(call, block))
+    return desired(_scalars_as_constants(mod))
 
 
-def _has_convolution(mod: tvm.IRModule) -> bool:
+def legalize(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """``mod``'s blocked convolutions as TOPI's ``conv2d_NCHWc`` and our depthwise compute
+    (Relax's own legalization refuses blocked layouts), and with them every other operator;
+    ``mod`` as it is when it has none (a native network is legalized later, by ``lower`` and
+    ``compile_relax``)."""
+    if not any(len(call.attrs.data_layout) > 4 for call in _convolutions(mod)):
+        return mod
+    with target:
+        return relax.transform.LegalizeOps({_CONV2D: _legalize_conv2d})(mod)
+
+
+def _convolutions(mod: tvm.IRModule) -> list[relax.Call]:
     found = []
 
     def visit(expr: relax.Expr) -> None:
@@ -45,23 +58,7 @@ def _has_convolution(mod: tvm.IRModule) -> bool:
     for func in mod.functions.values():
         if isinstance(func, relax.Function):
             relax.analysis.post_order_visit(func.body, visit)
-    return bool(found)
-
-
-def blocked_convolutions(
-    mod: tvm.IRModule, target: tvm.target.Target, block: int = BLOCK
-) -> tvm.IRModule:
-    """``mod`` with its convolutions in ``NCHW{block}c``, legalized: ordinary ones with
-    ``OIHW{block}i{block}o`` weights, depthwise ones with ``OIHW1i{block}o``.
-
-    The other operators are left to ``tasks.extract.lower`` and ``compile_relax``, which
-    legalize what is not yet.
-    """
-    mod = relax.transform.ConvertLayout({}, lambda call: _desired(call, block))(
-        _scalars_as_constants(mod)
-    )
-    with target:
-        return relax.transform.LegalizeOps({"relax.nn.conv2d": _legalize_conv2d})(mod)
+    return found
 
 
 _CONV2D = "relax.nn.conv2d"
