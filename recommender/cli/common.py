@@ -171,7 +171,8 @@ def configuration_options(p: argparse.ArgumentParser) -> None:
         "--fast-math",
         action="store_true",
         default=None,
-        help="a new corpus computes exp, erf, tanh and softmax as vectorisable polynomials",
+        help="a new corpus computes exp, erf, tanh, softmax, GELU and sigmoid as vectorisable "
+        "polynomials",
     )
 
 

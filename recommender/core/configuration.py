@@ -25,7 +25,7 @@ NATIVE = "native"  # the layouts the network was imported with
 class Configuration:
     """``layout``: ``native`` or ``NCHW{n}c`` (convolutions blocked by n channels, NCHW16c one
     AVX-512 register of fp32; ``tasks.layouts``). ``fast_math``: ``exp``, ``erf``, ``tanh``,
-    softmax and GELU as vectorisable polynomials instead of a libm call per element
+    softmax, GELU and sigmoid as vectorisable polynomials instead of a libm call per element
     (``tasks.fast_math``)."""
 
     layout: str = NATIVE
