@@ -33,7 +33,7 @@ def test_fast_math_leaves_no_transcendental_call_and_agrees_with_exact_math(netw
     exact_alike = dataclasses.replace(fast, fast_math=False)  # the same layout, exact math
     assert len(fast_tasks) == len(extract_tasks(network, target, configuration=exact_alike))
     anchored = [t.kernel_class.anchor.split(":")[0] for t in fast_tasks if t.kernel_class.anchor]
-    assert anchored in (["matmul"], ["conv2d_NCHWc"])  # the epilogue fused, blocked alike
+    assert set(anchored) in ({"matmul"}, {"conv2d_NCHWc"})  # epilogues fused, blocked alike
     reference = endtoend.build(prepare(network.mod, target, EXACT), target)
     approximate = endtoend.build(prepare(network.mod, target, fast), target)
     assert endtoend.outputs_match(reference, approximate, network) is None

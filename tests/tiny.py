@@ -184,14 +184,16 @@ def ffn_net(tokens: int = 16, hidden: int = 32) -> Network:
 
 
 def conv_silu_net(channels: int = 16, size: int = 8) -> Network:
-    """conv2d + bias + SiLU (``x * sigmoid(x)``), EfficientNet's epilogue: one task."""
+    """conv2d + bias + SiLU as ONNX imports it (``x * sigmoid(x)``, EfficientNet's epilogue),
+    then another conv2d + SiLU as torch.export imports it (``nn.silu``)."""
 
     def build(bb):
         x, w, b = params = _conv_params(channels, size, channels)
         with bb.function("main", params):
             with bb.dataflow():
                 y = _conv_bias(bb, x, w, b)
-                out = bb.emit_output(relax.op.multiply(y, relax.op.sigmoid(y)))
+                y = bb.emit(relax.op.multiply(y, relax.op.sigmoid(y)))
+                out = bb.emit_output(relax.op.nn.silu(relax.op.nn.conv2d(y, w, padding=1)))
             bb.emit_func_output(out)
 
     return _network(f"convsilu{channels}x{size}", build)

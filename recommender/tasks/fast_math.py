@@ -6,9 +6,10 @@ kernel alone measured 73 ms of a 303 ms inference (znver4, 64 trials per task), 
 EfficientNet-B0's 62 kernels end in a SiLU (``x * sigmoid(x)``, TIR's ``sigmoid`` is
 ``1 / (1 + exp(-x))``). Relax's ``FastMathTransform`` rewrites the Relax ops ``exp``, ``erf``,
 ``tanh`` and ``nn.softmax`` to TOPI's fast versions (clamped rational polynomials, fp32), but
-not ``nn.gelu``/``nn.gelu_tanh``/``sigmoid``, whose legalizations call ``erf``/``tanh``/``exp``
-inside their own computes: those are rewritten here the same way first. The results differ
-from exact math by float32 rounding-level errors; a corpus opts in (``core.configuration``).
+not ``nn.gelu``, ``nn.gelu_tanh``, ``sigmoid`` or ``nn.silu``, whose legalizations call
+``erf``/``tanh``/``exp`` inside their own computes: those are rewritten here the same way first.
+The results differ from exact math by float32 rounding-level errors; a corpus opts in
+(``core.configuration``).
 """
 
 from __future__ import annotations
@@ -47,10 +48,16 @@ def _sigmoid(x: te.Tensor) -> te.Tensor:
     return one / (one + topi.fast_exp(-x))
 
 
+def _silu(x: te.Tensor) -> te.Tensor:
+    """``x * sigmoid(x)``, as torch.export's ``aten.silu`` imports (ONNX's is two ops)."""
+    return x * _sigmoid(x)
+
+
 _ACTIVATIONS = {
     "relax.nn.gelu": (_gelu, "gelu"),
     "relax.nn.gelu_tanh": (_gelu_tanh, "gelu_tanh"),
     "relax.sigmoid": (_sigmoid, "sigmoid"),
+    "relax.nn.silu": (_silu, "silu"),
 }
 
 
