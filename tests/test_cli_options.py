@@ -21,6 +21,10 @@ SHAPE = "must be NAME:DIMS with DIMS positive ints joined by 'x', e.g. image:1x3
 NON_NEGATIVE_INT = "must be an int in the range [0, inf)"
 POSITIVE_INT = "must be an int in the range [1, inf)"
 POSITIVE_FLOAT = "must be a float in the range (0, inf)"
+LAYOUTS = (
+    "'native' (as the network has it) or NCHW{n}c, convolutions blocked by n channels "
+    "(NCHW16c: one AVX-512 register of fp32)"
+)
 
 
 @pytest.mark.parametrize(
@@ -54,6 +58,8 @@ POSITIVE_FLOAT = "must be a float in the range (0, inf)"
         (TASKS, "--input-shape", ":1x3", f"{SHAPE}. Got ':1x3' instead."),
         (COLLECT, "--input-shape", "x:1,3", f"{SHAPE}. Got 'x:1,3' instead."),
         (TASKS, "--seq-len", "0", f"{POSITIVE_INT}. Got 0 instead."),
+        (COLLECT, "--layout", "NHWC", f"unknown layout 'NHWC': {LAYOUTS}"),
+        (COLLECT, "--layout", "NCHW1c", f"unknown layout 'NCHW1c': {LAYOUTS}"),
     ],
 )
 def test_a_bad_number_names_the_option_the_range_and_the_value(
