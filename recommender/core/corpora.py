@@ -79,6 +79,11 @@ class Corpus:
             configuration=read_configuration(root),
         )
 
+    @classmethod
+    def new(cls, root: Path, cpu: str, arch: str) -> Corpus:
+        """A corpus without logs yet, to be made at ``root`` (its configuration may be set)."""
+        return cls(root.name, root, cpu, arch, (), None, 0, False, read_configuration(root))
+
     def to_json(self) -> dict:
         return {
             "name": self.name,
@@ -153,9 +158,7 @@ def choose(
         return _given(given, cpu, "--corpus" if explicit else "RECOMMENDER_HOME", writing, base)
     if writing:
         home = base / cpu
-        corpus = Corpus.read(home) or Corpus(
-            cpu, home, cpu, arch, (), None, 0, False, read_configuration(home)
-        )
+        corpus = Corpus.read(home) or Corpus.new(home, cpu, arch)
         return Choice(corpus, f"the corpus of this target's CPU ({cpu})", exact=True)
     corpora = find_corpora(base)
     same_arch = [c for c in corpora if c.arch == arch]
@@ -194,9 +197,7 @@ def _given(given: str | Path, cpu: str, how: str, writing: bool, base: Path) -> 
     if not path.is_dir() and not writing:  # a corpus to measure into is made where it is given
         names = ", ".join(c.name for c in find_corpora(base)) or "none"
         raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
-    corpus = Corpus.read(path) or Corpus(
-        path.name, path, cpu, "", (), None, 0, False, read_configuration(path)
-    )
+    corpus = Corpus.read(path) or Corpus.new(path, cpu, "")
     return Choice(corpus, f"given by {how}", exact=corpus.cpu == cpu)
 
 

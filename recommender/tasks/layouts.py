@@ -23,6 +23,7 @@ from tvm import relax, te, topi
 from ..core.configuration import block_of
 
 BLOCK = 16  # fp32 lanes of an AVX-512 register
+_CONV2D = "relax.nn.conv2d"
 
 
 def convert(mod: tvm.IRModule, layout: str) -> tvm.IRModule:
@@ -59,9 +60,6 @@ def _convolutions(mod: tvm.IRModule) -> list[relax.Call]:
         if isinstance(func, relax.Function):
             relax.analysis.post_order_visit(func.body, visit)
     return found
-
-
-_CONV2D = "relax.nn.conv2d"
 
 
 def _desired(call: relax.Call, block: int) -> dict[str, list[str]]:
