@@ -135,3 +135,14 @@ def test_a_log_shipped_gzipped_opens_as_the_plain_one(log_copy):
     (log_copy / "database_workload.json.gz").write_bytes(b"\x1f\x8b not gzip")
     with pytest.raises(InputError, match=r"database_workload.json.gz: corrupt packed log"):
         TuningLog.open(log_copy)
+
+
+def test_a_plain_log_older_than_its_packed_copy_is_brought_up_to_date(log_copy):
+    plain = log_copy / "database_tuning_record.json"
+    records = plain.read_bytes()
+    plain.write_bytes(records[: len(records) // 2])  # a pulled log that grew since
+    TuningLog.open(log_copy, validate=False)
+    assert plain.read_bytes() == records
+    plain.write_bytes(records + b"\n")  # grown here beyond the packed copy: left alone
+    TuningLog.open(log_copy, validate=False)
+    assert plain.read_bytes() == records + b"\n"

@@ -13,6 +13,7 @@ import sys
 
 from ..core.errors import RecommenderError
 from ..core.interrupts import ctrl_c_stops_gently
+from ..core.tvm_import import import_tvm_without_torch
 from . import (
     collect,
     compare,
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    import_tvm_without_torch()
     try:
         with ctrl_c_stops_gently():
             if args.command not in ("zoo", "corpora"):

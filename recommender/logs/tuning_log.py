@@ -63,6 +63,16 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _unpacked_size(packed: Path) -> int:
+    """The size gzip's trailer gives for the decompressed content (ISIZE, modulo 2**32: a log
+    stays far below 4 GB); a file too short to have one gives -1 (decompressing will say)."""
+    with packed.open("rb") as f:
+        if f.seek(0, 2) < 18:  # header 10 + trailer 8
+            return -1
+        f.seek(-4, 2)
+        return int.from_bytes(f.read(4), "little")
+
+
 def _read_json_lines(path: Path, *, repair: bool) -> list:
     """Parse a JSON-lines file; a torn last line is moved aside when ``repair`` is set."""
     if not path.exists():
@@ -194,6 +204,8 @@ class TuningLog:
             plain, packed = self.path / name, self.path / (name + ".gz")
             if not packed.exists():
                 continue
+            if plain.exists() and plain.stat().st_size >= _unpacked_size(packed):
+                continue  # nothing to recreate: decompressing would only confirm it
             try:
                 content = gzip.decompress(packed.read_bytes())
             except (OSError, EOFError) as err:
