@@ -14,6 +14,7 @@ from recommender.learn.evaluation import (
     first_pick_anchor,
     leave_one_model_out,
     mean_metrics,
+    nested_leave_one_model_out,
     pool_levels,
 )
 from recommender.learn.features import FEATURE_NAMES
@@ -50,6 +51,21 @@ def test_a_training_target_is_trained_on_but_never_held_out(tiny_dataset):
     only = {"conv4x16", "conv32x8"}
     results = leave_one_model_out(kernels, {"xgb": SMALL_XGB}, training_only=only)
     assert len(results) == 4 and not only & {r.network for r in results}
+
+
+def test_nested_selection_never_chooses_with_the_network_it_scores(tiny_dataset):
+    """Random ranking scores worse than the ranker without each network too, so every fold
+    chooses the ranker; the folds' scores are the ranker's own on that network."""
+    kernels = load_dataset(tiny_dataset)
+    settings = {"xgb": SMALL_XGB, "random": ("random", {})}
+    folds = nested_leave_one_model_out(kernels, settings, training_only={"conv4x16"})
+    plain = {r.network: r.learners["xgb"] for r in leave_one_model_out(kernels, {"xgb": SMALL_XGB})}
+    assert [f.network for f in folds] == sorted(plain.keys() - {"conv4x16"})
+    assert all(f.chosen == "xgb" and f.inner["xgb"] > f.inner["random"] for f in folds)
+    for fold in folds:
+        assert fold.metrics["top1"] == pytest.approx(plain[fold.network]["top1"])
+    with pytest.raises(InputError, match="two settings or more, got 1"):
+        nested_leave_one_model_out(kernels, {"xgb": SMALL_XGB})
 
 
 def test_the_levels_say_what_anchor_transfers_add_to_a_networks_pools():

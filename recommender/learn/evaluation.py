@@ -26,7 +26,7 @@ from sklearn.metrics import ndcg_score
 from ..core.errors import InputError
 from .cost_models import OBJECTIVE, SCREEN_KEEP, FailureClassifier
 from .features import FEATURE_NAMES
-from .kernel_data import KernelData
+from .kernel_data import KernelData, without_source
 from .throughput_baseline import RecordFeatures, fit_without, store_columns
 from .training import TrainingSet, check_trainable, fit_ranker, training_set
 
@@ -170,29 +170,86 @@ def leave_one_model_out(
     targets, ``dataset.training_targets``: measured as targets only, never evaluated); see the
     module docstring for the protocol."""
     learners = learners or LEARNERS
-    results = []
-    for network in sorted({k.network for k in kernels} - set(training_only)):
-        train = training_set([k for k in kernels if k.network != network], exclude_source=network)
-        test = training_set([k for k in kernels if k.network == network])
-        try:
-            check_trainable(train, f"leaving out {network}, the training data")
-        except InputError:
-            continue
-        if not test.groups:
-            continue
-        held = HeldOut(network, test.groups, len(test.y), levels=pool_levels(test))
-        for label, (name, params) in learners.items():
-            scores = _scores(name, params, train, test)
-            held.learners[label] = network_metrics(test, scores)
-            held.learners[label]["first_pick_anchor"] = first_pick_anchor(test, scores)
-        held.failure = failure_metrics(train, test)
-        results.append(held)
+    held = (_hold_out(kernels, n, learners) for n in _evaluated(kernels, training_only))
+    results = [h for h in held if h is not None]
     if not results:
         raise InputError(
             "no network could be held out: the dataset needs kernels of at least two networks "
             "with applied candidates"
         )
     return results
+
+
+def _evaluated(kernels: list[KernelData], training_only: Collection[str]) -> list[str]:
+    return sorted({k.network for k in kernels} - set(training_only))
+
+
+def _hold_out(
+    kernels: list[KernelData], network: str, learners: dict[str, tuple[str, dict]]
+) -> HeldOut | None:
+    """Every learner trained without ``network`` (its kernels and its sources) and scored on
+    it; None when either side is too small."""
+    train = training_set([k for k in kernels if k.network != network], exclude_source=network)
+    test = training_set([k for k in kernels if k.network == network])
+    try:
+        check_trainable(train, f"leaving out {network}, the training data")
+    except InputError:
+        return None
+    if not test.groups:
+        return None
+    held = HeldOut(network, test.groups, len(test.y), levels=pool_levels(test))
+    for label, (name, params) in learners.items():
+        scores = _scores(name, params, train, test)
+        held.learners[label] = network_metrics(test, scores)
+        held.learners[label]["first_pick_anchor"] = first_pick_anchor(test, scores)
+    held.failure = failure_metrics(train, test)
+    return held
+
+
+@dataclass
+class NestedHeldOut:
+    """One outer fold of ``nested_leave_one_model_out``: the setting chosen without
+    ``network``, each setting's inner score, and the chosen one's metrics on ``network``."""
+
+    network: str
+    chosen: str
+    inner: dict[str, float]
+    metrics: dict[str, float]
+
+
+def nested_leave_one_model_out(
+    kernels: list[KernelData],
+    settings: dict[str, tuple[str, dict]],
+    *,
+    score: str = "top1",
+    training_only: Collection[str] = (),
+) -> list[NestedHeldOut]:
+    """Settings chosen without the network they are scored on.
+
+    Picking the setting with the best leave-one-model-out score and quoting that score is
+    optimistic: the held-out networks chose it. Here, for each held-out network, every setting
+    is scored by leave-one-model-out over the other networks (minus the rows whose source is the
+    held-out network), the best by ``score`` is trained on them all and scored on the held-out
+    network. The mean of those is an honest estimate of "choose a setting, then rank"; how often
+    the folds agree on the choice says how stable it is.
+    """
+    if len(settings) < 2:
+        raise InputError(f"nested selection needs two settings or more, got {len(settings)}")
+    folds = []
+    for network in _evaluated(kernels, training_only):
+        rest = without_source([k for k in kernels if k.network != network], network)
+        try:
+            inner = mean_metrics(leave_one_model_out(rest, settings, training_only=training_only))
+        except InputError:
+            continue  # too few networks left to choose by
+        chosen = max(settings, key=lambda label: inner[label].get(score, -math.inf))
+        held = _hold_out(kernels, network, {chosen: settings[chosen]})
+        if held is not None:
+            scores = {label: metrics[score] for label, metrics in inner.items()}
+            folds.append(NestedHeldOut(network, chosen, scores, held.learners[chosen]))
+    if not folds:
+        raise InputError("no network could be held out with two or more networks left to choose by")
+    return folds
 
 
 def with_throughput_baseline(

@@ -6,19 +6,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-import numpy as np
 import tvm
 
 from . import model_files
 from .cost_models import OBJECTIVE
 from .evaluation import recall_curve
-from .kernel_data import KernelData
+from .kernel_data import KernelData, without_source
 from .training import check_trainable, train, training_set
-
-
-def without_source(kernels: list[KernelData], network: str) -> list[KernelData]:
-    """The rows whose source schedule did not come from ``network`` (leave-one-model-out)."""
-    return [k.rows(np.array([m != network for m in k.source_models], dtype=bool)) for k in kernels]
 
 
 def fit_and_save(

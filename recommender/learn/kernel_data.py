@@ -129,3 +129,8 @@ class KernelData:
         if "source_models" not in meta:  # files before it was stored: one source network a file
             meta["source_models"] = [path.stem.split("-", 1)[1]] * len(arrays["run_s"])
         return cls(**meta, **arrays)
+
+
+def without_source(kernels: list[KernelData], network: str) -> list[KernelData]:
+    """The rows whose source schedule did not come from ``network`` (leave-one-model-out)."""
+    return [k.rows(np.array([m != network for m in k.source_models], dtype=bool)) for k in kernels]
