@@ -27,6 +27,7 @@ from ..core.interrupts import ctrl_c_stops_gently, stop_requested
 from ..core.targets import RemoteDevice
 from ..networks.network import Network
 from ..tasks.extract import Task, extract_tasks
+from . import search_space
 from .scheduler import CommitEachBatch
 from .tuning_log import FAILED_RUN_S, Stamp, TuningLog
 
@@ -93,13 +94,13 @@ class _StampAndReport(ms.measure_callback.PyMeasureCallback):
 
 
 def _tune_contexts(
-    tasks: list[Task], target: tvm.target.Target, seed: int, population: int
+    tasks: list[Task], target: tvm.target.Target, seed: int, population: int, space: str
 ) -> list:
     return [
         tune_context(
             mod=task.mod,
             target=target,
-            space_generator="post-order-apply",
+            space_generator=search_space.space_generator(space, target),
             search_strategy=ms.search_strategy.EvolutionarySearch(population_size=population),
             task_name=task.name,
             rand_state=seed + i,
@@ -149,6 +150,7 @@ def collect_tasks(
     progress: bool = True,
     budget_trials: int | None = None,
     configuration: Configuration | None = None,
+    space: str = search_space.DEFAULT,
 ) -> CollectSummary:
     """Tune ``tasks`` (of the network or set ``name``) into ``work_dir`` until
     ``trials_per_task`` x tasks records exist.
@@ -169,6 +171,9 @@ def collect_tasks(
         seeded with transferred records counts them).
     configuration : Configuration, optional
         How ``tasks``' network was prepared, for the log's provenance (default: the corpus's).
+    space : str
+        The search space (``search_space.names()``): MetaSchedule's default or a variant of its
+        CPU settings; named in the log's provenance.
 
     Returns
     -------
@@ -180,7 +185,12 @@ def collect_tasks(
     total = budget_trials if budget_trials is not None else trials_per_task * len(tasks)
     budget = {"trials_per_task": trials_per_task, "trials_total": total}
     log = TuningLog.create_or_resume(
-        work_dir, target=target, network=name, budget=budget, configuration=configuration
+        work_dir,
+        target=target,
+        network=name,
+        budget=budget,
+        configuration=configuration,
+        space=search_space.check(space),
     )
     done = log.record_count()
     summary = CollectSummary(
@@ -213,7 +223,7 @@ def collect_tasks(
     try:
         with ctrl_c_stops_gently():
             ms.tune_tasks(
-                tasks=_tune_contexts(tasks, target, seed + done, population),
+                tasks=_tune_contexts(tasks, target, seed + done, population, space),
                 task_weights=[float(t.weight) for t in tasks],
                 work_dir=str(log.path),
                 max_trials_global=remaining,

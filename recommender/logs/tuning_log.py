@@ -33,6 +33,7 @@ from ..core import paths
 from ..core.configuration import Configuration
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
+from . import search_space
 
 logger = logging.getLogger(__name__)
 
@@ -126,16 +127,25 @@ class TuningLog:
         network: str,
         budget: dict,
         configuration: Configuration | None = None,
+        space: str = search_space.DEFAULT,
     ) -> TuningLog:
-        """Open an existing log for ``target`` and ``configuration`` (validated and repaired) or
-        start a new one; ``configuration``: the one its tasks were prepared by (default: the
-        corpus's)."""
+        """Open an existing log for ``target``, ``configuration`` and search ``space``
+        (validated and repaired) or start a new one; ``configuration``: the one its tasks were
+        prepared by (default: the corpus's)."""
         config = paths.configuration() if configuration is None else configuration
         log = cls(path)
         log.path.mkdir(parents=True, exist_ok=True)
         log.unpack()
         if (log.path / PROVENANCE).exists():
             log.check_compatible(target, configuration=config)
+            provenance = log.provenance()
+            tuned_in = provenance.get("space", search_space.DEFAULT)
+            if tuned_in != space:
+                raise InputError(
+                    f"tuned in search space {tuned_in!r}, not {space!r}: records of two spaces "
+                    "are never mixed (tune into another directory)",
+                    path=log.path,
+                )
             log.validate(repair=True)
             log.stamp_unstamped_records()
             provenance = log.provenance()
@@ -155,6 +165,8 @@ class TuningLog:
                 "budget": budget,
                 "sessions": [],
             }
+            if space != search_space.DEFAULT:  # a log without one was tuned in the default
+                provenance["space"] = space
         log.write_provenance(provenance)
         return log
 
