@@ -1,14 +1,16 @@
 """Kernel-level benchmark: the zoo's heavy kernels as TVM's schedules run them, against ONNX
 Runtime and PyTorch eager running the same operator, under this CPU's measured fp32 peak.
 
-    .venv/bin/python scripts/bench_kernels.py [--share 0.8] [--database NAME=LOG_DIR ...]
+    .venv/bin/python scripts/bench_kernels.py [--share 0.8] [--corpus NAME]
+        [--database NAME=LOG_DIR ...]
 
 Workloads: the unique kernels holding ``--share`` of the zoo's tuned time in the corpus chosen
-for this CPU. TVM variants: every corpus of this architecture (its best record of the workload)
-and each ``--database`` (a tuning log directory, e.g. one tuned with another configuration).
-Writes ``docs/results/kernels_<cpu>.json`` after every workload (a rerun times only the
-workloads it lacks; ``--fresh`` starts over), then a page (``.md``) and a roofline-style figure
-(``.png``) beside it.
+for this CPU (or ``--corpus``), its networks prepared in its configuration. TVM variants: every
+corpus of this architecture and configuration (its best record of the workload) and each
+``--database`` (a tuning log directory, e.g. one of ``tune_kernels.py --space``). Writes
+``docs/results/kernels_<cpu>.json`` (``kernels_<cpu>_<corpus>.json`` for a corpus named other
+than the CPU) after every workload (a rerun times only the workloads it lacks; ``--fresh``
+starts over), then a page (``.md``) and a roofline-style figure (``.png``) beside it.
 """
 
 from __future__ import annotations
@@ -46,11 +48,21 @@ def main() -> int:
     target = host_target()
     threads = use_target_threads(target)
     cpu = str(target.attrs["mcpu"])
-    out = args.out or CHECKOUT / "docs" / "results" / f"kernels_{cpu}.json"
-    chosen = corpora.choose(target).corpus
-    logs_of = {c.name: c.root / "datasets" / "logs" for c in corpora.find_corpora()}
+    chosen = corpora.choose(target, explicit=args.corpus).corpus
+    paths.use_corpus(chosen.root)  # its configuration prepares the networks
+    named = "" if chosen.name == cpu else f"_{chosen.name}"
+    out = args.out or CHECKOUT / "docs" / "results" / f"kernels_{cpu}{named}.json"
+    logs_of = {  # corpora of another configuration have none of these kernels
+        c.name: c.root / "datasets" / "logs"
+        for c in corpora.find_corpora()
+        if c.configuration == chosen.configuration
+    }
     logs_of = {name: logs for name, logs in logs_of.items() if logged_models(logs)}
-    print(f"corpus for the workloads: {chosen.name}; TVM on {threads} threads", file=sys.stderr)
+    print(
+        f"corpus for the workloads: {chosen.name} ({chosen.configuration}); "
+        f"TVM on {threads} threads",
+        file=sys.stderr,
+    )
 
     def corpus_logs(name: str) -> dict[str, Path]:
         return {model: logs_of[name] / model for model in logged_models(logs_of[name])}
@@ -66,6 +78,7 @@ def main() -> int:
         "target": str(target),
         "tvm_threads": threads,
         "workload_corpus": chosen.name,
+        "configuration": chosen.configuration.to_json(),
         "share": args.share,
         "zoo_tuned_ms": total_s * 1e3,
         "variants": sorted(databases) + list(RUNTIMES),
@@ -92,6 +105,7 @@ def main() -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--share", type=float, default=0.8, help="of the zoo's tuned time")
+    parser.add_argument("--corpus", default=None, help="whose kernels (default: the host's)")
     parser.add_argument("--database", action="append", default=[], metavar="NAME=LOG_DIR")
     parser.add_argument("--limit", type=int, default=None, help="only the N heaviest")
     parser.add_argument("--out", type=Path, default=None)

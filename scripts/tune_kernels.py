@@ -18,7 +18,7 @@ import argparse
 import dataclasses
 import sys
 
-from recommender.core import corpora
+from recommender.core import corpora, paths
 from recommender.core.corpora import CHECKOUT
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate.kernel_bench import heavy_workloads
@@ -44,6 +44,7 @@ def main() -> int:
     target = host_target()
     threads = use_target_threads(target)
     corpus = corpora.choose(target, explicit=args.corpus).corpus
+    paths.use_corpus(corpus.root)  # its configuration prepares the networks
     logs = corpus.root / "datasets" / "logs"
     heavy, _ = heavy_workloads({m: logs / m for m in logged_models(logs)}, target, share=1.0)
     tasks = [
