@@ -10,7 +10,6 @@ import sys
 import tvm
 
 from ..core.targets import target_arch
-from . import fp32_intrinsics
 
 _INTRIN = "tvm.s_tir.tensor_intrin"
 _INTRIN_OF_ARCH = {"x86_64": ("x86",), "aarch64": ("arm_cpu",), "arm": ("arm_cpu",)}
@@ -37,8 +36,6 @@ def register_cpu_tensor_intrinsics(target: tvm.target.Target | None = None) -> N
     for name in _INTRIN_OF_ARCH.get(arch, ("x86", "arm_cpu")):
         if f"{_INTRIN}.{name}" not in sys.modules:
             importlib.import_module(f"{_INTRIN}.{name}")
-    if arch == "x86_64":  # records tuned in the fp32 micro-kernel spaces name them
-        fp32_intrinsics.register()
 
 
 def tune_context(**kwargs):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from tvm.s_tir import meta_schedule as ms
 
+from ..backend import fp32_intrinsics
 from ..logs.tuning_log import FAILED_RUN_S, TuningLog
 
 
@@ -24,6 +25,7 @@ class TimedRecord:
 
 def timed_records(log: TuningLog) -> tuple[list[TimedRecord], list[ms.database.Workload]]:
     """Every valid record in file order, paired with its stamp (read through TVM's parsers)."""
+    fp32_intrinsics.register()  # a record tuned in a micro-kernel space names them
     workloads = [
         ms.database.Workload.from_json(json.loads(line))
         for line in log.workloads_path.read_text().splitlines()

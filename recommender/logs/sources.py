@@ -16,6 +16,7 @@ import tvm_ffi
 from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
+from ..backend import fp32_intrinsics
 from ..core import paths
 from ..core.corpora import already_warned
 from ..core.errors import InputError
@@ -91,6 +92,7 @@ class SourceSchedule:
 
     @cached_property
     def trace(self) -> s_tir.Trace:
+        fp32_intrinsics.register()  # a record tuned in a micro-kernel space names them
         return ms.database.TuningRecord.from_json(self.record_json, self.workload.decoded).trace
 
     @property

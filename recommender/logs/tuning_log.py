@@ -29,6 +29,7 @@ from pathlib import Path
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
+from ..backend import fp32_intrinsics
 from ..core import paths
 from ..core.configuration import Configuration
 from ..core.errors import InputError
@@ -305,6 +306,7 @@ class TuningLog:
 
     def database(self) -> ms.database.JSONDatabase:
         """The log as TVM's own ``JSONDatabase`` (structural workload equality)."""
+        fp32_intrinsics.register()  # decoding a record tuned in a micro-kernel space needs them
         self.path.mkdir(parents=True, exist_ok=True)
         return ms.database.JSONDatabase(
             path_workload=str(self.workloads_path),
