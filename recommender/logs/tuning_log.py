@@ -13,13 +13,12 @@ Beside them:
 Appends are line by line, so an interrupted run loses at most a half-written last line, which
 ``open`` moves aside (to ``*.torn``) instead of failing.
 
-Shipped logs are stored gzipped (``NAME.gz``, about 25x smaller); the plain files TVM reads are
-recreated from them on first use and packed again when a collection stops.
+Shipped logs are stored gzipped (``packing``: ``NAME.gz``, about 25x smaller); the plain files
+TVM reads are recreated from them on first use and packed again when a collection stops.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import platform
@@ -34,7 +33,7 @@ from ..core import paths
 from ..core.configuration import Configuration
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
-from . import search_space
+from . import packing, search_space
 
 logger = logging.getLogger(__name__)
 
@@ -63,16 +62,6 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-def _unpacked_size(packed: Path) -> int:
-    """The size gzip's trailer gives for the decompressed content (ISIZE, modulo 2**32: a log
-    stays far below 4 GB); a file too short to have one gives -1 (decompressing will say)."""
-    with packed.open("rb") as f:
-        if f.seek(0, 2) < 18:  # header 10 + trailer 8
-            return -1
-        f.seek(-4, 2)
-        return int.from_bytes(f.read(4), "little")
 
 
 def _read_json_lines(path: Path, *, repair: bool) -> list:
@@ -199,34 +188,12 @@ class TuningLog:
         return log
 
     def pack(self) -> None:
-        """Write ``NAME.gz`` beside each plain file, byte-identical for identical content."""
-        for name in PACKED:
-            plain = self.path / name
-            if plain.exists():
-                packed = self.path / (name + ".gz")
-                tmp = packed.with_name(packed.name + ".tmp")
-                with tmp.open("wb") as raw, gzip.GzipFile("", "wb", 9, raw, mtime=0) as out:
-                    out.write(plain.read_bytes())
-                tmp.replace(packed)
+        """Write ``NAME.gz`` beside each plain file (``packing.pack``)."""
+        packing.pack(self.path, PACKED)
 
     def unpack(self) -> None:
-        """Recreate each plain file from ``NAME.gz`` where it is missing, or is an older prefix
-        of it (a pulled log that grew); a plain file that differs otherwise is left to
-        ``validate``."""
-        for name in PACKED:
-            plain, packed = self.path / name, self.path / (name + ".gz")
-            if not packed.exists():
-                continue
-            if plain.exists() and plain.stat().st_size >= _unpacked_size(packed):
-                continue  # nothing to recreate: decompressing would only confirm it
-            try:
-                content = gzip.decompress(packed.read_bytes())
-            except (OSError, EOFError) as err:
-                raise InputError(f"corrupt packed log ({err})", path=packed) from None
-            if not plain.exists() or (
-                plain.stat().st_size < len(content) and content.startswith(plain.read_bytes())
-            ):
-                plain.write_bytes(content)
+        """Recreate the plain files from their ``NAME.gz`` where needed (``packing.unpack``)."""
+        packing.unpack(self.path, PACKED)
 
     def provenance(self) -> dict:
         path = self.path / PROVENANCE
