@@ -138,7 +138,6 @@ class TuningLog:
                 )
             log.validate(repair=True)
             log.stamp_unstamped_records()
-            provenance = log.provenance()
             provenance["budget"] = budget
         else:
             if log.records_path.exists():
