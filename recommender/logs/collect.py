@@ -96,12 +96,11 @@ class _StampAndReport(ms.measure_callback.PyMeasureCallback):
 def _tune_contexts(
     tasks: list[Task], target: tvm.target.Target, seed: int, population: int, space: str
 ) -> list:
-    generator = search_space.space_generator(space, target)  # each context clones it
     return [
         tune_context(
             mod=task.mod,
             target=target,
-            space_generator=generator,
+            space_generator=search_space.space_generator(space, target),
             search_strategy=ms.search_strategy.EvolutionarySearch(population_size=population),
             task_name=task.name,
             rand_state=seed + i,
