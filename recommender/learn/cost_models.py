@@ -6,14 +6,14 @@ target kernel, as ``qid``): best known time / candidate time, 0 for a failed can
 TVM's own XGB cost model normalises. Learners and baselines share the interface, so evaluation
 treats them alike; ``create(name)`` builds one by name.
 
-The shipped ranker and failure classifier are stored by ``model_files`` (XGBoost JSON).
+The shipped ranker and failure classifier are stored by ``model_files`` (XGBoost JSON) and
+predict through ``trees`` when loaded. XGBoost and scikit-learn are imported where a model is
+fitted, never to predict with a loaded one (scikit-learn comes with XGBoost: 0.7 s).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import xgboost
-from sklearn.ensemble import HistGradientBoostingRegressor
 
 from .features import (
     DERIVED_NAMES,
@@ -182,6 +182,8 @@ class XGBRanking(_Model):
         booster = {
             k: v for k, v in self.params.items() if k not in ("derived", "relative", "screen")
         }
+        import xgboost
+
         self.booster_ = xgboost.XGBRanker(**booster, tree_method="hist", n_jobs=THREADS)
         self.booster_.fit(self._inputs(X, qid), y, qid=np.asarray(qid))
         self.n_features_in_ = X.shape[1]
@@ -212,6 +214,8 @@ class SklearnRegression(_Model):
         return {k: getattr(self, k) for k in ("max_iter", "learning_rate", "random_state")}
 
     def fit(self, X, y, *, qid):
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
         X = _check_xy(X, y, qid)
         self.regressor_ = HistGradientBoostingRegressor(**self.params).fit(with_derived(X), y)
         self.n_features_in_ = X.shape[1]
@@ -249,6 +253,8 @@ class FailureClassifier:
         failed = np.asarray(failed, dtype=bool)
         self.constant_ = float(failed.mean()) if failed.all() or not failed.any() else None
         if self.constant_ is None:  # XGBoost refuses a single class
+            import xgboost
+
             self.booster_ = xgboost.XGBClassifier(**self.params, tree_method="hist", n_jobs=THREADS)
             self.booster_.fit(X, failed.astype(int))
         return self

@@ -1,6 +1,7 @@
 """A cost model on disk: the XGBoost ranker and failure classifier as XGBoost's own JSON plus
 ``metadata.json`` (feature schema, target, versions, training data, evaluation). Loading never
-unpickles, and refuses another feature schema or architecture."""
+unpickles, and refuses another feature schema or architecture; a loaded model predicts from
+the JSON with numpy (``trees``), without importing XGBoost."""
 
 from __future__ import annotations
 
@@ -11,15 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import sklearn
 import tvm
-import xgboost
 
 from ..core.corpora import already_warned
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
 from .cost_models import FailureClassifier, XGBRanking, create
 from .features import FEATURE_NAMES, SCHEMA_VERSION
+from .trees import TreeEnsemble
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,9 @@ def save(
 ) -> None:
     """XGBoost JSON for both boosters + ``metadata.json`` (schema, versions, target, data, and
     the leave-one-model-out ``evaluation`` whose recall curve guides budgeted recommendation)."""
+    import sklearn  # both imported already: the model was just fitted
+    import xgboost
+
     ranker = model.ranker
     if not isinstance(ranker, XGBRanking):
         raise ValueError(f"only the xgb ranker can be saved without pickling, not {ranker.name}")
@@ -133,24 +136,25 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
             *(meta_path, *cpus),
         )
     ranker = create(kind, **params)
-    ranker.booster_ = _load_booster(xgboost.XGBRanker(), directory / "ranker.json")
+    ranker.booster_ = _load_trees(directory / "ranker.json")
     ranker.n_features_in_ = len(FEATURE_NAMES)
     failure = FailureClassifier(**metadata["failure"]["params"])
     failure.constant_ = metadata["failure"]["constant"]
     if failure.constant_ is None:
-        failure.booster_ = _load_booster(xgboost.XGBClassifier(), directory / "failure.json")
+        failure.booster_ = _load_trees(directory / "failure.json")
     screen = None
     if metadata.get("screen"):
         screen = create(kind, **metadata["screen"]["params"])
-        screen.booster_ = _load_booster(xgboost.XGBRanker(), directory / "screen.json")
+        screen.booster_ = _load_trees(directory / "screen.json")
         screen.n_features_in_ = len(FEATURE_NAMES)
     return CostModel(ranker, failure, metadata, screen)
 
 
-def _load_booster(booster, path: Path):
+def _load_trees(path: Path) -> TreeEnsemble:
     try:
-        booster.load_model(str(path))
-    except xgboost.core.XGBoostError as err:
+        return TreeEnsemble.load(path)
+    except FileNotFoundError:
+        raise InputError("model file missing", path=path) from None
+    except (OSError, ValueError) as err:
         message = str(err).strip().splitlines()[0][:200]
         raise InputError(f"not an XGBoost JSON model ({message})", path=path) from None
-    return booster
