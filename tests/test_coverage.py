@@ -42,7 +42,7 @@ def mixed_net() -> Network:
             out = bb.emit_output(relax.op.matmul(y, m))
         bb.emit_func_output(out)
     mod = bb.get()
-    return Network(name="mixed", mod=mod, inputs=inputs_of(mod))
+    return Network(name="mixed", graph=mod, inputs=inputs_of(mod))
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ def one_kernel(name, shapes, body) -> Network:
             out = bb.emit_output(body(*params))
         bb.emit_func_output(out)
     mod = bb.get()
-    return Network(name=name, mod=mod, inputs=inputs_of(mod))
+    return Network(name=name, graph=mod, inputs=inputs_of(mod))
 
 
 DEPTHWISE_STRIDED = one_kernel(

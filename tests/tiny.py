@@ -11,7 +11,7 @@ def _network(name: str, build) -> Network:
     bb = relax.BlockBuilder()
     build(bb)
     mod = bb.get()
-    return Network(name=name, mod=mod, inputs=inputs_of(mod))
+    return Network(name=name, graph=mod, inputs=inputs_of(mod))
 
 
 def conv_net(channels: int = 8, size: int = 16, out_channels: int | None = None) -> Network:

@@ -12,7 +12,7 @@ from tvm import relax
 
 from ..core.errors import InputError
 from . import huggingface, torchvision_models
-from .network import Network, bind_random_weights, inputs_of
+from .network import Network, inputs_of
 from .zoo import load_zoo_network, zoo_index
 
 
@@ -55,11 +55,11 @@ def load_network(
         program = huggingface.export_program(spec, seq_len=seq_len or huggingface.DEFAULT_SEQ_LEN)
         mod = _relax_from_program(program, source=spec)
         name = huggingface.known_name(spec)
-        return Network(name=name, mod=bind_random_weights(mod, seed), inputs=inputs_of(mod))
+        return Network(name, mod, inputs_of(mod), weights_seed=seed)
     if torchvision_models.is_tv_name(spec):
         mod = _relax_from_program(torchvision_models.export_program(spec), source=spec)
         name = torchvision_models.known_name(spec)
-        return Network(name=name, mod=bind_random_weights(mod, seed), inputs=inputs_of(mod))
+        return Network(name, mod, inputs_of(mod), weights_seed=seed)
     if spec in zoo_index():
         return load_zoo_network(spec, seed=seed)
     path = Path(spec)
@@ -86,7 +86,7 @@ def load_network(
         )
     if "main" not in [gv.name_hint for gv in mod.get_global_vars()]:
         raise InputError("the Relax module has no 'main' function", path=path)
-    return Network(name=name, mod=bind_random_weights(mod, seed), inputs=inputs_of(mod))
+    return Network(name, mod, inputs_of(mod), weights_seed=seed)
 
 
 def _from_relax_json(path: Path) -> tvm.IRModule:

@@ -12,7 +12,7 @@ import tvm
 
 from ..core import paths
 from ..core.errors import InputError
-from .network import InputSpec, Network, bind_random_weights
+from .network import InputSpec, Network
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def zoo_entry(name: str) -> ZooEntry:
 
 
 def load_zoo_network(name: str, *, seed: int = 0) -> Network:
-    """Load a zoo network and bind seeded random weights (needs TVM only, no torch)."""
+    """Load a zoo network with seeded random weights, bound on first use (needs TVM only)."""
     entry = zoo_entry(name)
     try:
         text = gzip.decompress(entry.file.read_bytes()).decode()
@@ -88,8 +88,9 @@ def load_zoo_network(name: str, *, seed: int = 0) -> Network:
         raise InputError(f"zoo model file is corrupt ({err})", path=entry.file) from None
     return Network(
         name=name,
-        mod=bind_random_weights(mod, seed),
+        graph=mod,
         inputs=entry.inputs,
         family=entry.family,
         source=entry.source,
+        weights_seed=seed,
     )
