@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from recommender.logs.source_index import INDEX
+from recommender.core import paths
+from recommender.logs.source_index import INDEX, log_hash
 from recommender.logs.sources import load_sources
 from recommender.logs.tuning_log import RECORDS
 
@@ -61,3 +62,14 @@ def test_a_corrupt_index_is_rebuilt_with_a_warning(log_copy, target, caplog):
     assert "unreadable source index" in caplog.text
     assert _summary(rebuilt) == expected
     assert _summary(load_sources({"conv": log_copy}, target, top_n=2)) == expected
+
+
+def test_the_logs_hash_is_remembered_and_made_again_when_a_file_changes_at_the_same_size(log_copy):
+    first = log_hash(log_copy)
+    assert list((paths.cache_root() / "log_hashes").glob("*.json"))  # remembered
+    records = log_copy / RECORDS
+    text = records.read_text()
+    records.write_text(text.replace("1", "2", 1))  # same size, other content
+    assert log_hash(log_copy) != first
+    records.write_text(text)
+    assert log_hash(log_copy) == first

@@ -51,3 +51,17 @@ def test_what_it_cannot_evaluate_is_refused_by_name(tmp_path):
     ranker = xgboost.XGBRanker(n_estimators=2).fit(X, Y, qid=QID)
     with pytest.raises(ValueError, match="X must have 12 columns"):
         saved(ranker, tmp_path).predict(X[:, :5])
+
+
+def test_a_second_load_reads_the_cached_tables_and_a_corrupt_one_is_parsed_again(tmp_path):
+    ranker = xgboost.XGBRanker(n_estimators=10, max_depth=4, n_jobs=1).fit(X, Y, qid=QID)
+    ranker.get_booster().save_model(str(tmp_path / "ranker.json"))
+    cache = tmp_path / "cache"
+    parsed = TreeEnsemble.load(tmp_path / "ranker.json", cache=cache)
+    (kept,) = cache.glob("*.npz")
+    cached = TreeEnsemble.load(tmp_path / "ranker.json", cache=cache)
+    np.testing.assert_array_equal(cached.predict(X), parsed.predict(X))
+    kept.write_bytes(b"not an npz")
+    np.testing.assert_array_equal(
+        TreeEnsemble.load(tmp_path / "ranker.json", cache=cache).predict(X), ranker.predict(X)
+    )

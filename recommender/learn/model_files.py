@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import tvm
 
+from ..core import paths
 from ..core.corpora import already_warned
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
@@ -152,7 +153,7 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
 
 def _load_trees(path: Path) -> TreeEnsemble:
     try:
-        return TreeEnsemble.load(path)
+        return TreeEnsemble.load(path, cache=paths.cache_root() / "trees")
     except FileNotFoundError:
         raise InputError("model file missing", path=path) from None
     except (OSError, ValueError) as err:

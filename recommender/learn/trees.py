@@ -10,7 +10,9 @@ stays XGBoost's.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ import numpy as np
 # objective -> output transform of the summed margin
 _IDENTITY = ("rank:ndcg", "rank:pairwise", "rank:map", "reg:squarederror")
 _LOGISTIC = ("binary:logistic",)
+_TABLES_FORMAT = 1  # bump when the cached tables change meaning
 _ROW_CHUNK = 512  # rows walked at once: their (trees, rows) node table stays in cache
 
 
@@ -26,63 +29,85 @@ class UnsupportedModel(ValueError):
 
 
 class TreeEnsemble:
-    """The trees of an XGBoost ``gbtree`` model, flattened into one node table."""
+    """The trees of an XGBoost ``gbtree`` model, flattened into one node table: ``child[2 * n]``
+    and ``child[2 * n + 1]`` are node ``n``'s left and right children; a leaf is its own two
+    children, so a walk of the deepest tree's ``depth`` ends on every tree's leaf, and a leaf's
+    ``threshold`` (its split condition) is its value."""
 
-    def __init__(self, model: dict):
+    def __init__(
+        self,
+        *,
+        objective: str,
+        n_features: int,
+        base_margin: float,
+        depth: int,
+        child: np.ndarray,
+        feature: np.ndarray,
+        threshold: np.ndarray,
+        roots: np.ndarray,
+    ):
+        self.objective, self.n_features, self.depth = str(objective), int(n_features), int(depth)
+        self.base_margin = np.float32(base_margin)
+        self.child, self.feature, self.threshold, self.roots = child, feature, threshold, roots
+
+    @classmethod
+    def from_json(cls, model: dict) -> TreeEnsemble:
+        """From a parsed ``Booster.save_model`` JSON; raises ``UnsupportedModel``."""
         learner = model["learner"]
-        self.objective = learner["objective"]["name"]
-        if self.objective not in _IDENTITY + _LOGISTIC:
-            raise UnsupportedModel(f"objective {self.objective!r} is not read here")
+        objective = learner["objective"]["name"]
+        if objective not in _IDENTITY + _LOGISTIC:
+            raise UnsupportedModel(f"objective {objective!r} is not read here")
         booster = learner["gradient_booster"]
         if booster.get("name") != "gbtree":
             raise UnsupportedModel(f"booster {booster.get('name')!r}: only gbtree is read here")
         params = learner["learner_model_param"]
         if int(params.get("num_target", 1)) != 1 or int(params.get("num_class", 0)) > 1:
             raise UnsupportedModel("a model with more than one output is not read here")
-        self.n_features = int(params["num_feature"])
         base = float(str(params["base_score"]).strip("[]"))
-        if self.objective in _LOGISTIC:  # stored as a probability
+        if objective in _LOGISTIC:  # stored as a probability
             base = np.log(base / (1 - base))
-        self.base_margin = np.float32(base)
         trees = booster["model"]["trees"]
         last = learner.get("attributes", {}).get("best_iteration")
         if last is not None:  # XGBoost predicts with the trees up to its best iteration
             trees = trees[: booster["model"]["iteration_indptr"][int(last) + 1]]
-        self._flatten(trees)
-
-    def _flatten(self, trees: list[dict]) -> None:
-        """One node table for every tree: ``_child[2 * n]`` and ``_child[2 * n + 1]`` are node
-        ``n``'s left and right children; a leaf is its own two children, so a walk of the
-        deepest tree's depth ends on every tree's leaf, and its split condition is its value."""
-        children, features, thresholds, roots = [], [], [], []
-        offset = 0
-        for tree in trees:
-            if any(int(t) != 0 for t in tree.get("split_type", [])):
-                raise UnsupportedModel("a categorical split is not read here")
-            left = np.asarray(tree["left_children"], dtype=np.int32)
-            right = np.asarray(tree["right_children"], dtype=np.int32)
-            itself = np.arange(len(left), dtype=np.int32)
-            leaf = left < 0
-            pairs = np.stack([np.where(leaf, itself, left), np.where(leaf, itself, right)], 1)
-            children.append(pairs.ravel() + offset)
-            features.append(np.asarray(tree["split_indices"], dtype=np.int32))
-            thresholds.append(np.asarray(tree["split_conditions"], dtype=np.float32))
-            roots.append(offset)
-            offset += len(left)
-        self._child = np.concatenate(children or [np.zeros(0, np.int32)])
-        self._feature = np.concatenate(features or [np.zeros(0, np.int32)])
-        self._threshold = np.concatenate(thresholds or [np.zeros(0, np.float32)])
-        self._roots = np.asarray(roots, dtype=np.int32)
-        self._depth = max((_depth(t) for t in trees), default=0)
+        return cls(
+            objective=objective,
+            n_features=int(params["num_feature"]),
+            base_margin=base,
+            depth=max((_depth(t) for t in trees), default=0),
+            **_flatten(trees),
+        )
 
     @classmethod
-    def load(cls, path: Path) -> TreeEnsemble:
+    def load(cls, path: Path, cache: Path | None = None) -> TreeEnsemble:
         """Read a model saved by ``Booster.save_model`` as JSON; raises ValueError (not JSON,
-        not a model) or ``UnsupportedModel``."""
+        not a model) or ``UnsupportedModel``. With ``cache``, its tables are kept there, keyed
+        by the file's content: parsing a 300-tree model's JSON takes 60 ms, its tables 2 ms."""
+        data = Path(path).read_bytes()
+        digest = hashlib.sha256(data + f"|{_TABLES_FORMAT}".encode()).hexdigest()[:24]
+        kept = cache / f"{digest}.npz" if cache else None
+        if kept and kept.exists():
+            try:
+                with np.load(kept, allow_pickle=False) as tables:
+                    return cls(**{k: tables[k] for k in tables.files})
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # unreadable: parse the JSON again
         try:
-            return cls(json.loads(Path(path).read_text()))
+            model = cls.from_json(json.loads(data))
         except (KeyError, TypeError, IndexError) as err:
             raise ValueError(f"not an XGBoost JSON model (no {err})") from None
+        if kept:
+            model._keep(kept)
+        return model
+
+    def _keep(self, path: Path) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+            np.savez(tmp, **vars(self))
+            tmp.replace(path)
+        except OSError:
+            pass  # a cache that cannot be written costs the next load 60 ms
 
     def margin(self, X: np.ndarray) -> np.ndarray:
         """The summed leaf values plus the base margin, per row (float32, XGBoost's order)."""
@@ -100,12 +125,12 @@ class TreeEnsemble:
         """Every tree walked for every row at once: a (trees, rows) table of node indices."""
         values = np.ascontiguousarray(X).ravel()
         row_start = np.arange(len(X), dtype=np.int64) * X.shape[1]
-        node = np.repeat(self._roots[:, None], len(X), axis=1)
-        for _ in range(self._depth):  # XGBoost goes left where value < condition
-            right = values[row_start + self._feature[node]] >= self._threshold[node]
-            node = self._child[2 * node + right]
+        node = np.repeat(self.roots[:, None], len(X), axis=1)
+        for _ in range(self.depth):  # XGBoost goes left where value < condition
+            right = values[row_start + self.feature[node]] >= self.threshold[node]
+            node = self.child[2 * node + right]
         total = np.full(len(X), self.base_margin, dtype=np.float32)
-        for leaves in self._threshold[node]:  # tree by tree, as XGBoost accumulates
+        for leaves in self.threshold[node]:  # tree by tree, as XGBoost accumulates
             total += leaves
         return total
 
@@ -123,6 +148,31 @@ class TreeEnsemble:
             raise UnsupportedModel(f"{self.objective} predicts no probabilities")
         p = self.predict(X)
         return np.column_stack([1 - p, p])
+
+
+def _flatten(trees: list[dict]) -> dict[str, np.ndarray]:
+    """The node table of ``TreeEnsemble``, every tree's nodes after the previous tree's."""
+    children, features, thresholds, roots = [], [], [], []
+    offset = 0
+    for tree in trees:
+        if any(int(t) != 0 for t in tree.get("split_type", [])):
+            raise UnsupportedModel("a categorical split is not read here")
+        left = np.asarray(tree["left_children"], dtype=np.int32)
+        right = np.asarray(tree["right_children"], dtype=np.int32)
+        itself = np.arange(len(left), dtype=np.int32)
+        leaf = left < 0
+        pairs = np.stack([np.where(leaf, itself, left), np.where(leaf, itself, right)], 1)
+        children.append(pairs.ravel() + offset)
+        features.append(np.asarray(tree["split_indices"], dtype=np.int32))
+        thresholds.append(np.asarray(tree["split_conditions"], dtype=np.float32))
+        roots.append(offset)
+        offset += len(left)
+    return {
+        "child": np.concatenate(children or [np.zeros(0, np.int32)]),
+        "feature": np.concatenate(features or [np.zeros(0, np.int32)]),
+        "threshold": np.concatenate(thresholds or [np.zeros(0, np.float32)]),
+        "roots": np.asarray(roots, dtype=np.int32),
+    }
 
 
 def _depth(tree: dict) -> int:

@@ -4,10 +4,11 @@ Reading a corpus's ten logs costs 20-40 s: every record line is JSON-decoded twi
 then picking each workload's fastest), and the picked records' traces are replayed on their
 workloads to decode them. The index (``sources.json.gz`` in the log's directory, shipped with
 the corpus) keeps what ranking needs: per workload its JSON, structural hash, kernel class and
-descriptor, and its ``top_n`` fastest records (JSON, run time, trace hash). It is keyed by a
-hash of the log's two database files, so a log that grew (``recommender collect``) is read
-again and its index rewritten. Traces are decoded only when a candidate is applied
-(``SourceSchedule.trace``).
+descriptor, and its ``top_n`` fastest records (run time, trace hash, and the record's JSON as a
+string: most are never decoded, and parsing their nested traces was half of reading the
+index). It is keyed by a hash of the log's two database files, so a log that grew
+(``recommender collect``) is read again and its index rewritten. Traces are decoded only when
+a candidate is applied (``SourceSchedule.trace``).
 """
 
 from __future__ import annotations
@@ -22,22 +23,47 @@ from pathlib import Path
 
 import tvm
 
+from ..core import paths
 from ..tasks.workload import BlockInfo, KernelClass, WorkloadDescriptor
 from .tuning_log import RECORDS, WORKLOADS
 
 logger = logging.getLogger(__name__)
 
 INDEX = "sources.json.gz"
-FORMAT = 2  # 2: kernel classes without the model's variable names (workload.block_class_name)
+# 2: kernel classes without the model's variable names (workload.block_class_name);
+# 3: each record's JSON kept as a string
+FORMAT = 3
 MIN_TOP_N = 3  # an index holds at least this many records per workload, so reruns reuse it
 
 
 def log_hash(log_dir: Path) -> str:
-    """Hash of the log's workload and record files: what the index was made from."""
+    """Hash of the log's workload and record files: what the index was made from.
+
+    Hashing a corpus's logs (100 MB) takes 0.1 s of every ranking, so the hash is remembered
+    in the cache with the files' sizes and modification times, and made again when one changes.
+    """
+    files = [log_dir / name for name in (WORKLOADS, RECORDS)]
+    stamp = [[f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+    name = hashlib.sha256(str(log_dir.resolve()).encode()).hexdigest()[:24]
+    memo = paths.cache_root() / "log_hashes" / f"{name}.json"
+    try:
+        known = json.loads(memo.read_text())
+        if known["stamp"] == stamp:
+            return known["hash"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # none yet, or unreadable: hash the files
     digest = hashlib.sha256()
-    for name in (WORKLOADS, RECORDS):
-        digest.update((log_dir / name).read_bytes())
-    return digest.hexdigest()[:24]
+    for f in files:
+        digest.update(f.read_bytes())
+    value = digest.hexdigest()[:24]
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"stamp": stamp, "hash": value}))
+        tmp.replace(memo)
+    except OSError as err:
+        logger.debug("%s: cannot remember the log's hash (%s)", memo, err)
+    return value
 
 
 def read_index(log_dir: Path, top_n: int) -> list[dict] | None:
@@ -87,14 +113,14 @@ def workload_entry(
     records: list[tuple[float, list]],
 ) -> dict:
     """One workload of the index: ``records`` are its fastest (run time, record JSON), best
-    first."""
+    first; each record is stored as JSON text (``SourceSchedule.trace`` parses it)."""
     return {
         "workload": workload_json,
         "key": str(key),
         "class": dataclasses.asdict(klass),
         "descriptor": dataclasses.asdict(descriptor),
         "records": [
-            {"record": record, "run_s": run_s, "trace_key": trace_key(record)}
+            {"record": json.dumps(record), "run_s": run_s, "trace_key": trace_key(record)}
             for run_s, record in records
         ],
     }

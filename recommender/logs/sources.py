@@ -87,13 +87,14 @@ class SourceSchedule:
     run_s: float
     rank: int
     trace_key: str  # hash of the trace's JSON: with workload_key, names the record
-    record_json: list = field(compare=False, repr=False)
+    record_json: str = field(compare=False, repr=False)
     workload: LoggedWorkload = field(compare=False, repr=False)
 
     @cached_property
     def trace(self) -> s_tir.Trace:
         fp32_intrinsics.register()  # a record tuned in a micro-kernel space names them
-        return ms.database.TuningRecord.from_json(self.record_json, self.workload.decoded).trace
+        record = json.loads(self.record_json)
+        return ms.database.TuningRecord.from_json(record, self.workload.decoded).trace
 
     @property
     def id(self) -> SourceId:
