@@ -10,6 +10,7 @@ from tiny import conv_shapes, two_conv_net
 from recommender.cli.main import main
 from recommender.core.errors import InputError, RecommenderError
 from recommender.core.targets import host_target, parse_target
+from recommender.evaluate import deep_reference
 from recommender.evaluate.benchmark import evaluate
 from recommender.evaluate.methods import METHODS as KNOWN
 from recommender.evaluate.results_page import write_page
@@ -22,6 +23,7 @@ from recommender.evaluate.searches import (
 )
 from recommender.learn.dataset import load_dataset
 from recommender.logs.collect import collect
+from recommender.logs.tuning_log import TuningLog
 
 METHODS = ["transfer-paper", "transfer-all-best", "transfer-all-pool", "top-0", "top-1"]
 
@@ -154,6 +156,41 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
         assert (tmp_path / "docs" / "results" / figure).stat().st_size > 0
     written = json.loads((tmp_path / "docs" / "results" / "evaluate.json").read_text())
     assert written["networks"] == again["networks"] and written["means"] == again["means"]
+
+
+def test_a_deeper_metaschedule_continues_the_log_and_every_method_is_measured_against_it(
+    corpus, tiny_dataset, target, tmp_path
+):
+    logs = tmp_path / "logs"
+    shutil.copytree(corpus, logs)
+    with pytest.raises(InputError, match="not tuned to its budget of 16 trials per task"):
+        deep_reference.start("twoconv", 16, logs=logs)
+    deep = deep_reference.start("twoconv", 4, logs=logs)
+    assert deep == tmp_path / "logs_deep" / "twoconv"
+    network = two_conv_net()
+    collect(
+        network, target, deep, trials_per_task=8, trials_per_iter=4, population=16, progress=False
+    )
+    corpus_records = TuningLog.open(logs / "twoconv").record_count()
+    assert TuningLog.open(deep).record_count() > corpus_records  # the copy, continued
+
+    out = tmp_path / "evaluate"
+    results = run(logs, tiny_dataset, target, out, ["twoconv"], ["top-0"], grid_points=2)
+    [row] = results["networks"]
+    reference = row["metaschedule_deep"]
+    assert reference["budget"]["trials_per_task"] == 8 and reference["records"] > corpus_records
+    # t_deep / t, from the unrounded times (the tiny kernels' ms are rounded to 3 places)
+    ratio = reference["corpus"]["latency_ratio_deep_over_method"]
+    assert ratio == pytest.approx(reference["ms"] / row["metaschedule"]["ms"], rel=0.02)
+    cell = row["methods"]["top-0"]
+    assert cell["latency_ratio_deep_over_method"] == pytest.approx(
+        reference["ms"] / cell["ms"], rel=0.02
+    )
+    assert results["means_deep"]["networks"] == ["twoconv"]
+    assert set(results["means_deep"]["methods"]) == {"metaschedule", "top-0"}
+    page = write_page(results, tmp_path / "results.md", "test").read_text()
+    assert "## Against a deeper MetaSchedule (1 networks)" in page
+    assert "\n| top-0 | " in page.split("## Against a deeper")[1]
 
 
 def test_a_renamed_method_resumes_from_its_state_under_the_former_name(

@@ -38,11 +38,12 @@ import tvm
 from ..core import paths
 from ..core.targets import RemoteDevice
 from ..logs.sources import log_dir, logged_models
-from ..logs.tuning_log import cpu_model
+from ..logs.tuning_log import TuningLog, cpu_model
 from ..networks.network import Network
 from ..networks.zoo import load_zoo_network
 from ..transfer.report import UNTUNED_NOTE
 from .comparison import compare
+from .deep_reference import deep_log, deep_logs, deep_means
 from .methods import METHODS
 from .metrics import common_networks, means
 from .searches import (
@@ -73,6 +74,7 @@ class Evaluation:
     refine: bool
     remote: RemoteDevice | None
     progress: bool
+    deep_logs: Path
     log_sizes: dict[str, int] = field(default_factory=dict)
     _loaded: dict[str, tuple[Network, float]] = field(default_factory=dict)
 
@@ -119,10 +121,13 @@ class Evaluation:
         reports = self.search_all(name, self.methods)
         net_dir = self.out / name
         done = {m: net_dir / m for m, r in reports.items() if "skipped" not in r}
+        deep = deep_log(name, self.deep_logs)
         compared = {
             "searches": {m: search_digest(reports[m]) for m in done},
             "grid_points": self.grid_points,
             "refine": self.refine,
+            # a deep reference tuned (or continued) since is compared anew
+            **({"deep_records": TuningLog(deep).record_count()} if deep else {}),
         }
         row = read_json(net_dir / "compare.json")
         if row is None or row.get("compared") != compared:
@@ -134,6 +139,7 @@ class Evaluation:
                 grid_points=self.grid_points,
                 refine=self.refine,
                 keep=net_dir / BUILDS,  # the searches' compiled networks are there
+                deep_log_path=deep,
             )
             row["compared"] = compared
             write_json(net_dir / "compare.json", row)
@@ -162,6 +168,7 @@ class Evaluation:
             "networks": rows,
             "not_evaluated": not_evaluated,
             "means": means(rows, self.methods),
+            "means_deep": deep_means(rows, self.methods),
             "means_over": dict(zip(("networks", "left_out"), common_networks(rows, self.methods))),
             "note": UNTUNED_NOTE,
         }
@@ -183,6 +190,7 @@ def evaluate(
     remote: RemoteDevice | None = None,
     progress: bool = True,
     on_results: Callable[[dict], None] | None = None,
+    deep: Path | None = None,
 ) -> dict:
     """Search with every method and compare, network by network; ``OUT/results.json`` holds
     every number. Finished searches and comparisons are read back, so a rerun continues.
@@ -197,6 +205,9 @@ def evaluate(
     saved earlier on less data is refused, see ``held_out_model``); once it holds every network
     (the shipped corpus), each network is searched and compared in turn, so its row is done
     after its own searches rather than after every network's exhaustive runs.
+
+    A network with a log under ``deep`` (default: the corpus's deep logs, beside ``logs``) is
+    also compared with that deeper MetaSchedule (``deep_reference``).
     """
     run = Evaluation(
         methods,
@@ -209,6 +220,7 @@ def evaluate(
         refine,
         remote,
         progress,
+        deep or deep_logs(logs),
     )
     logged = [n for n in networks if n in logged_models(run.logs)]
     not_evaluated = {

@@ -17,6 +17,7 @@ from ..tasks.extract import prepare
 from ..transfer.report import UNTUNED_NOTE
 from . import endtoend
 from .baselines import MetaScheduleBuilds
+from .deep_reference import deep_cell
 from .isolated import RoundFailed, in_worker
 from .metrics import method_row
 
@@ -35,9 +36,12 @@ def compare(
     grid_points: int = 8,
     refine: bool = True,
     keep: Path | None = None,
+    deep_log_path: Path | None = None,
 ) -> dict:
     """Build and time untuned, full MetaSchedule (the log at ``log_path``), each method and
     MetaSchedule's curve in one interleaved run; then bisect its time to match each method.
+    With ``deep_log_path`` (``deep_reference``), MetaSchedule continued to a larger budget is
+    built and timed in the same rounds, and every method is compared with it too.
 
     With ``keep``, the builds are kept there (``endtoend.Builds``): a comparison stopped
     midway is timed again on rerun, but not built again.
@@ -52,6 +56,12 @@ def compare(
     metaschedule = MetaScheduleBuilds(network, prepared, target, log, every)
     searches = {m: json.loads((d / "search.json").read_text()) for m, d in method_dirs.items()}
     grid = metaschedule.grid(grid_points)
+    deep, deep_budget = None, {}
+    if deep_log_path is not None:
+        deep_log = TuningLog.open(deep_log_path, target=target, other_cores=True)
+        deep = MetaScheduleBuilds(network, prepared, target, deep_log, every)
+        deep_budget = deep_log.provenance().get("budget", {})
+        deep.want([deep.tuning_s])
     every.want("untuned")
     for name, directory in method_dirs.items():
         every.want(name, directory)
@@ -59,6 +69,8 @@ def compare(
     every.build_wanted()  # all of them side by side, before anything is timed
     untuned = every.get("untuned")
     builds = {"untuned": untuned, "metaschedule": metaschedule.at(metaschedule.tuning_s)}
+    if deep is not None:
+        builds["metaschedule_deep"] = deep.at(deep.tuning_s)
     reference = endtoend.ReferenceOutputs(untuned, network)
     right, wrong = reference.partition({name: every.get(name) for name in method_dirs})
     builds |= right
@@ -76,10 +88,12 @@ def compare(
     max_speedup = untuned_s / full_s
     timed = {m: (builds[m], times[m]) for m in method_dirs if m not in wrong}
     matches = _times_to_match(metaschedule, timed, curve, refine)
+    deep_s = times.get("metaschedule_deep")
     rows = {
         name: {"wrong": wrong[name]}
         if name in wrong
-        else method_row(
+        else ({} if deep_s is None else deep_cell(deep_s, times[name], untuned_s))
+        | method_row(
             searches[name],
             times[name],
             times[f"ms_same_time:{name}"],
@@ -102,10 +116,29 @@ def compare(
             "budget": log.provenance().get("budget", {}),
         },
         **{key: _baseline_cell(times.get(key), missing.get(key)) for key in BASELINES},
+        **(
+            {}
+            if deep is None
+            else {"metaschedule_deep": _deep_row(deep, deep_budget, deep_s, full_s, untuned_s)}
+        ),
         "curve": [[round(s, 1), round(t * 1e3, 3)] for s, t in curve],
         "time_to_match": "bisected between grid points" if refine else "grid point (upper bound)",
         "methods": rows,
         "note": UNTUNED_NOTE,
+    }
+
+
+def _deep_row(
+    deep: MetaScheduleBuilds, budget: dict, deep_s: float, full_s: float, untuned_s: float
+) -> dict:
+    """The deep reference's entry; ``corpus`` compares the corpus's log with it."""
+    return {
+        "ms": round(deep_s * 1e3, 3),
+        "speedup": round(untuned_s / deep_s, 3),
+        "tuning_s": round(deep.tuning_s, 1),
+        "records": len(deep.timed),
+        "budget": budget,
+        "corpus": deep_cell(deep_s, full_s, untuned_s),
     }
 
 

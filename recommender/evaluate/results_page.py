@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from . import deep_reference
+from .deep_reference import deep_means
 from .methods import METHODS, current_name
 from .metrics import common_networks, means, time_to_match
 
@@ -47,6 +49,7 @@ def upgrade(results: dict) -> dict:
         "networks": rows,
         "means": means(rows, names),
         "means_over": {"networks": kept, "left_out": left_out},
+        "means_deep": deep_means(rows, names),
     }
 
 
@@ -317,6 +320,7 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         "",
         f"For comparison, {PAPER}.",
         "",
+        *deep_reference.page_section(results),
         f"![speedup vs search time]({figures.name}/speedup_vs_search.png)",
         "",
         f"![share of the maximum speedup]({figures.name}/share_of_max.png)",
