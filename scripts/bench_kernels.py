@@ -7,7 +7,9 @@ Runtime and PyTorch eager running the same operator, under this CPU's measured f
 Workloads: the unique kernels holding ``--share`` of the zoo's tuned time in the corpus chosen
 for this CPU (or ``--corpus``), its networks prepared in its configuration. TVM variants: every
 corpus of this architecture and configuration (its best record of the workload) and each
-``--database`` (a tuning log directory, e.g. one of ``tune_kernels.py --space``). Writes
+``--database`` (a tuning log directory, e.g. one of ``tune_kernels.py --space`` or
+``--prepack``: a schedule that rewrites its weight's layout is checked with the rewrite and
+timed without it, the weight prepacked as a built network passes it). Writes
 ``docs/results/kernels_<cpu>.json`` (``kernels_<cpu>_<corpus>.json`` for a corpus named other
 than the CPU) after every workload (a rerun times only the workloads it lacks; ``--fresh``
 starts over), then a page (``.md``) and a roofline-style figure (``.png``) beside it.
@@ -67,7 +69,9 @@ def main() -> int:
     def corpus_logs(name: str) -> dict[str, Path]:
         return {model: logs_of[name] / model for model in logged_models(logs_of[name])}
 
-    heavy, total_s = heavy_workloads(corpus_logs(chosen.name), target, args.share)
+    heavy, total_s = heavy_workloads(  # a --database may be tuned with prepacked weights
+        corpus_logs(chosen.name), target, args.share, layout_free=bool(args.database)
+    )
     databases = {f"ms-{name}": best_by_workload(corpus_logs(name), target) for name in logs_of}
     for spec in args.database:
         name, _, path = spec.partition("=")

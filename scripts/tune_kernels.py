@@ -2,12 +2,16 @@
 ``scripts/bench_kernels.py --database NAME=DIR`` to set beside the corpora's records.
 
     .venv/bin/python scripts/tune_kernels.py NAME [--top 8] [--trials-per-task 64] [--minutes M]
-        [--space default|tile16|jobs4|vector16|unroll-deep] [--corpus NAME]
+        [--space default|tile16|jobs4|vector16|unroll-deep] [--prepack] [--corpus NAME]
 
 The kernels are those ``bench_kernels.py`` takes, heaviest first (the corpus chosen for this
 CPU decides, in its configuration), each tuned alone with equal weight, in MetaSchedule's
 default search space or a variant of its CPU settings (``recommender.logs.search_space``), on
-the target's cores (``TVM_NUM_THREADS`` = its ``num-cores``). Writes
+the target's cores (``TVM_NUM_THREADS`` = its ``num-cores``). ``--prepack``: each kernel as TVM's
+weight-prepacking pipeline extracts it (its weights ``layout_free_buffers``: MetaSchedule's
+``RewriteLayout`` gives them the layout the schedule reads best, rewritten once at load time in
+a built network); such a log's workloads carry the mark, so they never match the plain kernels
+of a corpus. Writes
 ``datasets/kernel_variants/<cpu>/NAME/``, a tuning log like a corpus's (provenance with the
 space, stamps); stopped and run again, it continues.
 """
@@ -39,6 +43,9 @@ def main() -> int:
         choices=search_space.names(),
         help="the search space: MetaSchedule's default or one variant of its CPU settings",
     )
+    parser.add_argument(
+        "--prepack", action="store_true", help="weights layout-free, as cpu_weight_prepack marks"
+    )
     parser.add_argument("--corpus", default=None, help="whose heavy kernels (default: the host's)")
     args = parser.parse_args()
     target = host_target()
@@ -46,9 +53,14 @@ def main() -> int:
     corpus = corpora.choose(target, explicit=args.corpus).corpus
     paths.use_corpus(corpus.root)  # its configuration prepares the networks
     logs = corpus.root / "datasets" / "logs"
-    heavy, _ = heavy_workloads({m: logs / m for m in logged_models(logs)}, target, share=1.0)
+    every = {m: logs / m for m in logged_models(logs)}
+    heavy, _ = heavy_workloads(every, target, share=1.0, layout_free=args.prepack)
     tasks = [
-        dataclasses.replace(h.task, name=h.occurs[0].split(" ")[0].replace("/", "."), weight=1)
+        dataclasses.replace(
+            h.prepacked if args.prepack else h.task,
+            name=h.occurs[0].split(" ")[0].replace("/", "."),
+            weight=1,
+        )
         for h in heavy[: args.top]
     ]
     out = CHECKOUT / "datasets" / "kernel_variants" / str(target.attrs["mcpu"]) / args.name

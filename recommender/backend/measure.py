@@ -40,13 +40,22 @@ def build_without_intrin_import(mod, target, _params):
 
     That import registers CUDA and other tensor intrinsics and takes 20-27 s in every fresh
     builder worker (the pool restarts each batch), so builds under the default 30 s timeout
-    failed at random. Lowering an already scheduled CPU kernel does not need it.
+    failed at random. Lowering an already scheduled CPU kernel does not need it. Like
+    ``default_build``, it builds the kernel as it runs once its weights are prepacked
+    (``without_layout_rewrite``).
     """
     from tvm.driver import build as tvm_build
+
+    return tvm_build(without_layout_rewrite(mod), target=target)
+
+
+def without_layout_rewrite(mod: tvm.IRModule) -> tvm.IRModule:
+    """The kernel without the weight-layout rewrite MetaSchedule's ``RewriteLayout`` adds to a
+    schedule of a ``layout_free_buffers`` workload: the weight argument in the rewritten layout,
+    as a network built with prepacked weights passes it. A no-op for any other kernel."""
     from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
 
-    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
-    return tvm_build(mod, target=target)
+    return RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
 
 
 def export_shared_library(mod) -> str:
@@ -72,7 +81,11 @@ class Built(NamedTuple):
 
 
 def _build_in_worker(mod: tvm.IRModule, target: tvm.target.Target, for_device: bool) -> str:
-    runtime_module = build_without_intrin_import(mod, target, None)
+    """A build to check (and time) as given: a weight-layout rewrite stays in the kernel, which
+    then reads its weight in the layout the unscheduled kernel does, so outputs compare."""
+    from tvm.driver import build as tvm_build
+
+    runtime_module = tvm_build(mod, target=target)
     export = export_object_archive if for_device else export_shared_library
     return export(runtime_module)
 

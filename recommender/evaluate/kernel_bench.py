@@ -32,10 +32,11 @@ from ..backend.measure import (
     export_shared_library,
     measure,
     remove_artifact,
+    without_layout_rewrite,
 )
 from ..logs.sources import SourceSchedule, load_sources
 from ..networks.zoo import load_zoo_network
-from ..tasks.extract import Task, extract_tasks
+from ..tasks.extract import Task, extract_tasks, structural_key, without_layout_free
 from ..transfer.apply import apply_trace
 from .isolated import Maker, time_in_turn
 from .kernel_ops import RuntimeOp, onnxruntime_timer, runtime_op, torch_timer
@@ -52,6 +53,7 @@ class HeavyWorkload:
     task: Task
     occurs: list[str] = field(default_factory=list)
     tuned_s: float = 0.0  # the corpus's best time x occurrences, summed over networks
+    prepacked: Task | None = None  # the kernel with its weights layout-free (``layout_free``)
 
     def to_json(self, total_s: float) -> dict:
         return {
@@ -66,19 +68,25 @@ class HeavyWorkload:
 
 
 def heavy_workloads(
-    logs: dict[str, Path], target: tvm.target.Target, share: float
+    logs: dict[str, Path], target: tvm.target.Target, share: float, *, layout_free: bool = False
 ) -> tuple[list[HeavyWorkload], float]:
     """The unique workloads of the networks in ``logs`` holding ``share`` of their tuned time,
-    heaviest first, and that total time (seconds per inference of every network, summed)."""
+    heaviest first, and that total time (seconds per inference of every network, summed).
+    With ``layout_free``, each also gets ``prepacked``: the same kernel as TVM's
+    weight-prepacking pipeline extracts it (``extract_tasks(layout_free=True)``)."""
     best = _best_records(logs, target)
     unique: dict[int, HeavyWorkload] = {}
+    prepacked: dict[int, Task] = {}
     for network in logs:
+        if layout_free:
+            for task in extract_tasks(load_zoo_network(network), target, layout_free=True):
+                prepacked[int(structural_key(without_layout_free(task.mod)))] = task
         for task in extract_tasks(load_zoo_network(network), target):
             key = int(task.structural_key)
             record = best.get((network, key))
             if record is None:  # a task its own log has no valid record of
                 continue
-            heavy = unique.setdefault(key, HeavyWorkload(key, task))
+            heavy = unique.setdefault(key, HeavyWorkload(key, task, prepacked=prepacked.get(key)))
             heavy.occurs.append(f"{network}/{task.name} x{task.weight}")
             heavy.tuned_s += record.run_s * task.weight
     ranked = sorted(unique.values(), key=lambda h: -h.tuned_s)
@@ -129,14 +137,19 @@ def bench_workload(
     rounds: int = ROUNDS,
 ) -> dict:
     """One workload timed as every database's best record and as the runtimes' operator, in
-    interleaved rounds; milliseconds per variant, failures with their reasons."""
+    interleaved rounds; milliseconds per variant, failures with their reasons. A database
+    tuned with prepacked weights (``tune_kernels.py --prepack``) holds the ``prepacked``
+    kernel."""
     variants, missing = {}, {}
     for name, records in databases.items():
         record = records.get(heavy.key)
-        if record is None:
-            missing[name] = NO_RECORD
-        else:
+        if record is not None:
             variants[name] = (heavy.task.mod, record.trace)
+        elif heavy.prepacked is not None and int(heavy.prepacked.structural_key) in records:
+            record = records[int(heavy.prepacked.structural_key)]
+            variants[name] = (heavy.prepacked.mod, record.trace)
+        else:
+            missing[name] = NO_RECORD
     op = runtime_op(heavy.task.mod)
     row = time_variants(str(heavy.key), variants, op, target, threads, onnx_dir, rounds)
     row["failures"] = missing | row["failures"]
@@ -155,7 +168,8 @@ def time_variants(
     """Each variant's trace applied to its own workload (one operator may be lowered to several
     kernels: another layout), checked against that workload unscheduled, then timed in
     interleaved rounds beside ``op`` in ONNX Runtime and PyTorch; milliseconds per variant,
-    failures with their reasons."""
+    failures with their reasons. A schedule that rewrites its weight's layout is checked with
+    the rewrite and timed without it, its weight prepacked as a built network passes it."""
     failures: dict[str, str] = {}
     scheduled: dict[str, tuple[tvm.IRModule, tvm.IRModule]] = {}
     for name, (mod, trace) in variants.items():
@@ -173,7 +187,8 @@ def time_variants(
             failures[name] = f"{outcome.stage}: {outcome.error}"
             continue
         libraries.append(export_shared_library(build_without_intrin_import(schedule, target, None)))
-        makers[name] = (library_timer, (libraries[-1], arg_specs(schedule)[1]))
+        specs = arg_specs(without_layout_rewrite(schedule))[1]
+        makers[name] = (library_timer, (libraries[-1], specs))
     if op is not None:
         makers["onnxruntime"] = (onnxruntime_timer, (op, threads, onnx_dir))
         makers["pytorch"] = (torch_timer, (op, threads))

@@ -27,6 +27,7 @@ from .workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 
 logger = logging.getLogger(__name__)
 TASKS_FORMAT = 3  # bump when ``prepare``/``lower``/``layouts`` change what a network's tasks are
+LAYOUT_FREE = "layout_free_buffers"  # a PrimFunc attribute: params whose layout MetaSchedule picks
 
 
 def structural_key(mod: tvm.IRModule) -> str:
@@ -116,9 +117,15 @@ def extract_tasks(
     *,
     configuration: Configuration | None = None,
     cache: bool = True,
+    layout_free: bool = False,
 ) -> list[Task]:
     """The network's tuning tasks in MetaSchedule's order, with structure keys attached, the
     network prepared by ``configuration`` (default: the corpus's).
+
+    ``layout_free``: as TVM's weight-prepacking pipeline makes them (``static_shape_tuning``
+    with ``cpu_weight_prepack``): every kernel argument that is a constant of the network (a
+    weight) is marked ``layout_free_buffers``, so MetaSchedule's ``RewriteLayout`` may give it
+    the layout its schedule reads best, the rewrite then run once when the network is built.
 
     Lowering and extraction cost seconds to tens of seconds per network and every command
     repeats them, so the tasks are kept under ``paths.cache_root()/tasks``, keyed by the
@@ -127,10 +134,10 @@ def extract_tasks(
     TVM's version; an unreadable entry is extracted again.
     """
     config = paths.configuration() if configuration is None else configuration
-    path = _cache_path(network, target, config) if cache else None
+    path = _cache_path(network, target, config, layout_free) if cache else None
     tasks = _load_tasks(path) if path and path.exists() else None
     if tasks is None:
-        tasks = _extract(network, target, config)
+        tasks = _extract(network, target, config, layout_free)
         if path:
             _store_tasks(path, tasks)
     logger.info("%s: %d tasks", network.name, len(tasks))
@@ -138,10 +145,12 @@ def extract_tasks(
 
 
 def _extract(
-    network: Network, target: tvm.target.Target, configuration: Configuration
+    network: Network, target: tvm.target.Target, configuration: Configuration, layout_free: bool
 ) -> list[Task]:
     register_cpu_tensor_intrinsics(target)  # before extraction makes a TuneContext
     lowered = lower(network.mod, target, configuration)
+    if layout_free:
+        lowered = relax.transform.AttachAttrLayoutFreeBuffers()(lowered)
     extracted = ms.relax_integration.extract_tasks(lowered, target)
     return [_task(task.task_name, task.dispatched[0], int(task.weight)) for task in extracted]
 
@@ -150,7 +159,19 @@ def _task(name: str, workload: tvm.IRModule, weight: int) -> Task:
     return Task(name, workload, weight, kernel_class(workload), describe(workload))
 
 
-def _cache_path(network: Network, target: tvm.target.Target, configuration: Configuration) -> Path:
+def without_layout_free(mod: tvm.IRModule) -> tvm.IRModule:
+    """``mod`` without its ``layout_free_buffers`` attribute (an empty one included): the kernel
+    as extracted plainly. The pass that marks them renames and reorders the tasks; this is how
+    a marked kernel is matched with its plain one."""
+    func = mod["main"]
+    if func.attrs is None or LAYOUT_FREE not in func.attrs:
+        return mod
+    return tvm.IRModule({"main": func.without_attr(LAYOUT_FREE)})
+
+
+def _cache_path(
+    network: Network, target: tvm.target.Target, configuration: Configuration, layout_free: bool
+) -> Path:
     parts = [
         structural_key(network.graph),
         str(network.weights_seed),
@@ -158,6 +179,7 @@ def _cache_path(network: Network, target: tvm.target.Target, configuration: Conf
         str(target),
         tvm.__version__,
         str(TASKS_FORMAT),
+        *(["layout-free"] if layout_free else []),
     ]
     digest = hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
     return paths.cache_root() / "tasks" / f"{digest}.json"
