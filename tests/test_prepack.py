@@ -54,6 +54,7 @@ def test_a_schedule_that_rewrites_its_weight_is_checked_with_it_and_timed_withou
     context = tune_context(mod=conv.mod, target=target, space_generator="post-order-apply")
     variants = {}
     for i, sketch in enumerate(context.generate_design_space()):
+        sketch.enter_postproc()  # as MetaSchedule marks them: a replay redoes them fresh
         for postproc in context.space_generator.postprocs:
             assert postproc.apply(sketch)
         assert "layout_rewrite" in sketch.mod.script()  # RewriteLayout re-laid the weight out
