@@ -77,17 +77,18 @@ def heavy_workloads(
     best = _best_records(logs, target)
     unique: dict[int, HeavyWorkload] = {}
     prepacked: dict[int, Task] = {}
-    for network in logs:
+    for name in logs:
+        network = load_zoo_network(name)
         if layout_free:
-            for task in extract_tasks(load_zoo_network(network), target, layout_free=True):
+            for task in extract_tasks(network, target, layout_free=True):
                 prepacked[int(structural_key(without_layout_free(task.mod)))] = task
-        for task in extract_tasks(load_zoo_network(network), target):
+        for task in extract_tasks(network, target):
             key = int(task.structural_key)
-            record = best.get((network, key))
+            record = best.get((name, key))
             if record is None:  # a task its own log has no valid record of
                 continue
             heavy = unique.setdefault(key, HeavyWorkload(key, task, prepacked=prepacked.get(key)))
-            heavy.occurs.append(f"{network}/{task.name} x{task.weight}")
+            heavy.occurs.append(f"{name}/{task.name} x{task.weight}")
             heavy.tuned_s += record.run_s * task.weight
     ranked = sorted(unique.values(), key=lambda h: -h.tuned_s)
     total = sum(h.tuned_s for h in ranked)
