@@ -1,15 +1,18 @@
 """Build this CPU's corpus: tuning logs, transfer-benefit dataset, cost model.
 
     python scripts/rebuild_corpus.py [NETWORK...] [--trials-per-task 64] [--target T] [--rpc H:P:K]
-        [--layout native|NCHW16c] [--fast-math] [--corpus NAME]
+        [--layout native|NCHW16c] [--fast-math] [--corpus NAME] [--training-targets]
 
 For another machine or target (an edge board through RPC: ``--rpc HOST:PORT:KEY`` with a
 ``--target`` for the board). It is written to ``corpora/<the target's CPU>/`` (or
 ``$RECOMMENDER_HOME``, or ``--corpus``). ``--layout NCHW16c`` and ``--fast-math`` make a corpus
 whose networks' convolutions are tuned blocked by 16 channels and whose ``exp``/``erf``/``tanh``
 are polynomials (``core.configuration``); a corpus keeps its configuration.
+``--training-targets`` also measures the dataset's 23 networks without a log
+(``learn.dataset.TRAINING_TARGETS``; needs the ``zoo`` extra), before the model is trained.
 Every step resumes: rerun the same command after an interruption
-and finished work is kept.
+and finished work is kept. The dataset's measurements of the zoo networks are the pools the
+evaluation's exhaustive runs time: ``recommender evaluate`` reads them instead of timing again.
 Before each network it prints how much collection is left and an estimate of the time, from the
 seconds per trial seen so far in the logs. Run it alone on the machine: timings taken while
 another CPU-heavy job runs are wrong.
@@ -59,6 +62,11 @@ def main() -> int:
     parser.add_argument("--rpc", default=None, metavar="HOST:PORT:KEY")
     configuration_options(parser)
     parser.add_argument(
+        "--training-targets",
+        action="store_true",
+        help="also measure the 23 networks without a log as dataset targets (the zoo extra)",
+    )
+    parser.add_argument(
         "--corpus", default=None, help="NAME (under corpora/) or PATH; default: corpora/<cpu>/"
     )
     args = parser.parse_args()
@@ -85,7 +93,8 @@ def main() -> int:
             if status:
                 return status  # interrupted: the next run resumes here
     print("transfer-benefit dataset (resumable) ...")
-    status = cli(["dataset", "build", *networks, *common])
+    targets = ["--training-targets"] if args.training_targets else []
+    status = cli(["dataset", "build", *networks, *targets, *common])
     if status:
         return status
     print("default cost model ...")

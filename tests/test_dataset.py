@@ -9,9 +9,13 @@ import pytest
 from tiny import conv_net
 
 from recommender.core.errors import InputError
+from recommender.core.targets import host_target
 from recommender.learn.dataset import build_dataset, training_targets
 from recommender.learn.features import FEATURE_NAMES, SCHEMA_VERSION
 from recommender.learn.kernel_data import STATUSES, KernelData
+from recommender.logs.sources import load_sources
+from recommender.transfer.exhaustive import transfer_tune
+from recommender.transfer.journal import JOURNAL, Journal
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +49,23 @@ def test_every_same_class_record_is_measured_with_the_untuned_kernel(dataset):
 def test_a_training_target_is_named_in_the_provenance(dataset):
     directory, _ = dataset
     assert training_targets(directory) == {"wide"}
+
+
+def test_the_evaluations_exhaustive_run_reads_the_datasets_timings(
+    dataset, conv_log, target, tmp_path
+):
+    directory, [path] = dataset
+    measured = directory / "wide" / JOURNAL  # every chunk the build timed, with its seconds
+    journal = Journal(tmp_path / JOURNAL, target, beside=[measured])
+    sources = load_sources({"tinyconv": conv_log[0]}, target, top_n=3)
+    network = conv_net(channels=16, size=8, out_channels=32)
+    run = transfer_tune(network, target, sources, progress=False, journal=journal)
+
+    assert not journal.path.exists()  # nothing left to time
+    [kernel] = [k for k in run.kernels if k.candidates]
+    assert sorted(c.run_s for c in kernel.candidates) == sorted(KernelData.load(path).run_s)
+    assert run.timings_s["measure"] > 0  # what the timing cost when the dataset did it
+    assert not Journal(tmp_path / "edge", host_target(num_cores=1)).fits(measured)
 
 
 def test_a_rebuild_skips_what_is_on_disk(dataset, conv_log, target):

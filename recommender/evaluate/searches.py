@@ -127,7 +127,8 @@ def search(
 
     The exhaustive runs over every other network measure pairs of the transfer-benefit
     dataset; with ``keep_in`` (a dataset dir) they are added to it. Pairs measured by another
-    exhaustive run beside ``out_dir`` are not timed again (their recorded time is counted). An
+    exhaustive run beside ``out_dir`` or by ``recommender dataset build`` (its journal of the
+    network, same target) are not timed again (their recorded time is counted). An
     earlier run made from other states of the source logs (a log resumed or added since;
     ``log_sizes``: records per log) is redone.
     """
@@ -202,16 +203,20 @@ def _exhaustive(
     network, method, sources, target, out_dir, remote, progress, keep_in
 ) -> tuple[dict, tvm.IRModule]:
     """The paper's algorithm: every candidate timed, measurements journaled as they are made
-    (those of other exhaustive runs beside ``out_dir`` read, not timed again); its report and
-    the prepared network."""
+    (those of other exhaustive runs beside ``out_dir`` and of the dataset ``keep_in`` on this
+    network and target read, not timed again); its report and the prepared network."""
     beside = [p for p in out_dir.parent.glob(f"*/{JOURNAL}") if p.parent != out_dir]
+    journal = Journal(out_dir / JOURNAL, target, beside)
+    measured = keep_in / network.name / JOURNAL if keep_in is not None else None
+    if measured is not None and measured.exists() and journal.fits(measured):
+        journal.beside.append(measured)
     run = transfer_tune(
         network,
         target,
         sources,
         remote=remote,
         progress=progress,
-        journal=Journal(out_dir / JOURNAL, target, beside),
+        journal=journal,
         database_dir=out_dir,
         levels=method.levels,
     )

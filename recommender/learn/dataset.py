@@ -9,9 +9,13 @@ in ``features``), checked and timed, together with the untuned kernel in the sam
 
 Stored per (kernel, source model) as ``<dir>/<network>/<task index>-<source>.npz`` (features,
 times, status, source labels, networks and the keys of the source records it measured) plus
-``<dir>/provenance.json``. A build measures only the records a file lacks and drops the rows of
-records no longer among the source log's ``top_n`` (a resumed collection outran them), so an
-interrupted build resumes where it stopped and a newly logged network only adds files.
+``<dir>/provenance.json``; every chunk measured is also appended to
+``<dir>/<network>/journal.jsonl`` (``transfer.journal``), with the seconds it took, so the
+evaluation's exhaustive runs over the same pool read these measurements instead of timing them
+again (and still report what the timing cost). A build measures only the records a file lacks
+and drops the rows of records no longer among the source log's ``top_n`` (a resumed collection
+outran them), so an interrupted build resumes where it stopped and a newly logged network only
+adds files.
 ``load_dataset`` merges a kernel's files.
 
 The paper's exhaustive transfer with every other network as source measures exactly the rank-0
@@ -42,6 +46,7 @@ from ..networks.zoo import families
 from ..tasks.extract import extract_tasks
 from ..transfer.candidate import Candidate, KernelResult, SourceIndex
 from ..transfer.exhaustive import TransferRun
+from ..transfer.journal import JOURNAL, Journal
 from ..transfer.timing import CHUNK, measure_kernels
 from .features import FEATURE_NAMES, SCHEMA_VERSION, featurize
 from .kernel_data import MIGRATES, KernelData
@@ -164,13 +169,17 @@ def build_dataset(
                 if stale:
                     held.save(path)
                 written.append(path)
+        journal = Journal(out / JOURNAL, target)
+        if not journal.fits():
+            logger.warning("%s: made for another target, not written", journal.path)
+        on_chunk = journal.append if journal.fits() else None
         with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
             for batch in _batches(todo):
                 kernels = [
                     KernelResult(t, [Candidate(s, t.mod, target, level) for s, level in missing])
                     for _, t, missing, _ in batch
                 ]
-                measure_kernels(kernels, target, remote=remote)
+                measure_kernels(kernels, target, remote=remote, on_chunk=on_chunk)
                 for (path, _, missing, held), kernel in zip(batch, kernels):
                     _with_rows(held, _kernel_data(name, kernel, family_of, target)).save(path)
                     written.append(path)

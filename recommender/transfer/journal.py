@@ -7,6 +7,8 @@ restores them, times only the rest, and still reports the whole search time.
 
 Measurements are keyed by the target kernel's structure and the source record (model,
 workload, trace), so they stay valid when the set of sources changes (a log resumed since).
+``recommender dataset build`` keeps one for each network it measures, in the same protocol: the
+evaluation's exhaustive runs read it and time only what the dataset lacks.
 """
 
 from __future__ import annotations
@@ -46,6 +48,20 @@ class Journal:
     def __init__(self, path: Path, target: tvm.target.Target, beside: Iterable[Path] = ()):
         self.path, self.beside = path, list(beside)
         self.header = {"target": str(target), "tvm": tvm.__version__}
+
+    def fits(self, path: Path | None = None) -> bool:
+        """Whether the journal at ``path`` (default: this one) is new or was made for this
+        run's target and TVM version: a journal of another profile is left alone, not read."""
+        path = path or self.path
+        try:
+            with path.open() as f:
+                first = f.readline()
+        except FileNotFoundError:
+            return True
+        try:
+            return not first or json.loads(first) == self.header
+        except json.JSONDecodeError:
+            return False
 
     def restore(self, kernels: list[KernelResult]) -> float:
         """Put the journals' measurements back on ``kernels``; returns the seconds they took
