@@ -1,13 +1,14 @@
 """What timing the untuned reference kernels costs, with the candidates' protocol and with one
 run per repeat (``measure.REFERENCE_EVALUATOR``), and how far the two times differ.
 
-    python scripts/bench_reference.py [MODEL] [--rounds 3]
+    python scripts/bench_reference.py [MODEL] [--rounds 3] [--out JSON]
 
 Every transfer run times each kernel's untuned workload once; its naive loops run for up to
 hundreds of ms, so at ``number`` = 3 the references can cost more than the candidates. The
 two protocols alternate round by round (interleaved) on the same built kernels; prints the
 median wall time of each, their ratio, and the median and largest relative difference of the
-per-kernel times. Run it alone on the machine.
+per-kernel times, and writes them to ``docs/results/reference_timing_<cpu>.json``. Run it alone
+on the machine.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from tvm.s_tir import meta_schedule as ms
 
@@ -27,6 +30,7 @@ from recommender.backend.measure import (
     make_runner,
     remove_artifact,
 )
+from recommender.core.corpora import CHECKOUT
 from recommender.core.targets import host_target, use_target_threads
 from recommender.networks.zoo import load_zoo_network
 from recommender.tasks.extract import extract_tasks
@@ -36,9 +40,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?", default="resnet18")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
     target = host_target()
+    cpu = str(target.attrs["mcpu"])
+    out = args.out or CHECKOUT / "docs" / "results" / f"reference_timing_{cpu}.json"
     use_target_threads(target)
     tasks = extract_tasks(load_zoo_network(args.model), target)
     built = build_all([t.mod for t in tasks], target)
@@ -69,23 +76,23 @@ def main() -> None:
     }
     differences = [abs(a - b) / b for a, b in zip(per_kernel["number=1"], per_kernel["number=3"])]
     medians = {name: statistics.median(v) for name, v in wall.items()}
-    print(
-        json.dumps(
-            {
-                "network": args.model,
-                "kernels": len(inputs),
-                "untuned_sum_ms": round(1e3 * sum(per_kernel["number=3"]), 1),
-                "wall_s_median": {k: round(v, 2) for k, v in medians.items()},
-                "wall_s_rounds": {k: [round(x, 2) for x in v] for k, v in wall.items()},
-                "speedup": round(medians["number=3"] / medians["number=1"], 2),
-                "relative_difference": {
-                    "median": round(statistics.median(differences), 4),
-                    "max": round(max(differences), 4),
-                },
-            },
-            indent=1,
-        )
-    )
+    result = {
+        "network": args.model,
+        "cpu": cpu,
+        "command": " ".join(["python", *sys.argv]),
+        "kernels": len(inputs),
+        "untuned_sum_ms": round(1e3 * sum(per_kernel["number=3"]), 1),
+        "wall_s_median": {k: round(v, 2) for k, v in medians.items()},
+        "wall_s_rounds": {k: [round(x, 2) for x in v] for k, v in wall.items()},
+        "speedup": round(medians["number=3"] / medians["number=1"], 2),
+        "relative_difference": {
+            "median": round(statistics.median(differences), 4),
+            "max": round(max(differences), 4),
+        },
+    }
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+    print(f"written: {out}")
 
 
 if __name__ == "__main__":
