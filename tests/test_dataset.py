@@ -68,6 +68,25 @@ def test_the_evaluations_exhaustive_run_reads_the_datasets_timings(
     assert not Journal(tmp_path / "edge", host_target(num_cores=1)).fits(measured)
 
 
+def test_each_source_log_gets_its_file_and_the_kernel_is_timed_untuned_once(
+    conv_log, target, tmp_path
+):
+    twin = tmp_path / "twin"  # the same log under another network's name: a second source
+    shutil.copytree(conv_log[0], twin)
+    paths = build_dataset(
+        {"wide": conv_net(channels=16, size=8, out_channels=32)},
+        {"tinyconv": conv_log[0], "twin": twin},
+        tmp_path / "dataset",
+        target,
+        top_n=1,
+        progress=False,
+        training_targets=["wide"],
+    )
+    mine, twins = (KernelData.load(path) for path in sorted(paths))
+    assert [s.split("/")[0] for s in mine.sources + twins.sources] == ["tinyconv", "twin"]
+    assert mine.untuned_s == twins.untuned_s  # one measurement for both files
+
+
 def test_a_rebuild_skips_what_is_on_disk(dataset, conv_log, target):
     directory, [path] = dataset
     before = path.stat().st_mtime_ns

@@ -150,10 +150,11 @@ def build_dataset(
     for name, network in networks.items():
         out = directory / name
         out.mkdir(exist_ok=True)
-        todo, pending = [], 0
+        todo, pending = [], 0  # per kernel: the files it lacks records in, with those records
         others = SourceIndex(s for s in sources if s.model != name)
         for index, task in enumerate(extract_tasks(network, target)):
             pool = others.pool(task)
+            files = []
             for model in sorted(logs):
                 same = [(s, level) for s, level in pool if s.model == model]
                 path = out / f"{index:03d}-{model}.npz"
@@ -163,27 +164,38 @@ def build_dataset(
                 held, stale = _held_rows(path, {s.trace_key for s, _ in same})
                 missing = [(s, lv) for s, lv in same if not held or s.trace_key not in held.records]
                 if missing:
-                    todo.append((path, task, missing, held))
+                    files.append((path, missing, held))
                     pending += len(missing)
                     continue
                 if stale:
                     held.save(path)
                 written.append(path)
+            if files:
+                todo.append((task, files))
         journal = Journal(out / JOURNAL, target)
         if not journal.fits():
             logger.warning("%s: made for another target, not written", journal.path)
         on_chunk = journal.append if journal.fits() else None
         with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
             for batch in _batches(todo):
-                kernels = [
-                    KernelResult(t, [Candidate(s, t.mod, target, level) for s, level in missing])
-                    for _, t, missing, _ in batch
+                kernels = [  # one per kernel, its untuned workload timed once for all its files
+                    KernelResult(
+                        task,
+                        [Candidate(s, task.mod, target, lv) for _, m, _ in files for s, lv in m],
+                    )
+                    for task, files in batch
                 ]
                 measure_kernels(kernels, target, remote=remote, on_chunk=on_chunk)
-                for (path, _, missing, held), kernel in zip(batch, kernels):
-                    _with_rows(held, _kernel_data(name, kernel, family_of, target)).save(path)
-                    written.append(path)
-                    bar.update(len(missing))
+                for (_, files), kernel in zip(batch, kernels):
+                    candidates = iter(kernel.candidates)
+                    for path, missing, held in files:
+                        part = [next(candidates) for _ in missing]
+                        rows = _kernel_data(
+                            name, dataclasses.replace(kernel, candidates=part), family_of, target
+                        )
+                        _with_rows(held, rows).save(path)
+                        written.append(path)
+                        bar.update(len(missing))
     return written
 
 
@@ -235,12 +247,12 @@ def _with_rows(held: KernelData | None, new: KernelData) -> KernelData:
 
 
 def _batches(todo: list, size: int = 2 * CHUNK):
-    """Pairs grouped to about ``size`` candidates: worker pools start once per chunk, not per
-    pair, and a finished group is saved before the next starts."""
+    """Kernels grouped to about ``size`` candidates: worker pools start once per chunk, not per
+    kernel, and a finished group is saved before the next starts."""
     batch, count = [], 0
     for item in todo:
         batch.append(item)
-        count += len(item[2])
+        count += sum(len(missing) for _, missing, _ in item[1])
         if count >= size:
             yield batch
             batch, count = [], 0
