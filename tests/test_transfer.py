@@ -16,7 +16,6 @@ from recommender.logs.sources import load_sources
 from recommender.logs.tuning_log import TuningLog
 from recommender.tasks.extract import extract_tasks
 from recommender.transfer.apply import apply_trace
-from recommender.transfer.candidate import apply_all, apply_candidates
 
 
 @pytest.fixture(scope="module")
@@ -54,22 +53,6 @@ def test_a_transferred_trace_survives_metaschedules_mutations(sources, target):
     for mutant in mutants:
         replayed = apply_trace(mutant, task.mod, target)
         assert replayed.ok, replayed.reason
-
-
-def test_kernels_applied_on_every_core_come_out_as_applied_one_by_one(sources, target):
-    """``apply_all`` replays kernels in one thread per core (TVM releases the GIL)."""
-    networks = [conv_net(channels=c, size=8, out_channels=2 * c) for c in (8, 16, 32)]
-    kernels = apply_candidates(
-        [t for n in networks for t in extract_tasks(n, target)], sources, target
-    )
-    apply_all(kernels)
-    assert sum(len(k.candidates) for k in kernels) >= 6
-    for kernel in kernels:
-        for c in kernel.candidates:
-            alone = apply_trace(c.source.trace, kernel.task.mod, target, level=c.level)
-            assert c.applied.reason == alone.reason
-            if alone.ok:
-                tvm.ir.assert_structural_equal(c.applied.schedule.mod, alone.schedule.mod)
 
 
 def test_conv_schedule_on_a_matmul_is_rejected_with_a_reason(sources, target):

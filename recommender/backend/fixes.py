@@ -6,7 +6,6 @@ import importlib
 import importlib.util
 import os
 import sys
-import threading
 
 import tvm
 
@@ -14,7 +13,6 @@ from ..core.targets import target_arch
 
 _INTRIN = "tvm.s_tir.tensor_intrin"
 _INTRIN_OF_ARCH = {"x86_64": ("x86",), "aarch64": ("arm_cpu",), "arm": ("arm_cpu",)}
-_REGISTERING = threading.Lock()  # kernels are applied in one thread per core
 
 
 def register_cpu_tensor_intrinsics(target: tvm.target.Target | None = None) -> None:
@@ -29,16 +27,15 @@ def register_cpu_tensor_intrinsics(target: tvm.target.Target | None = None) -> N
     """
     import tvm.s_tir
 
+    if _INTRIN not in sys.modules:
+        spec = importlib.util.find_spec(_INTRIN)
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[_INTRIN] = package
+        tvm.s_tir.tensor_intrin = package
     arch = target_arch(target) if target is not None else os.uname().machine
-    with _REGISTERING:
-        if _INTRIN not in sys.modules:
-            spec = importlib.util.find_spec(_INTRIN)
-            package = importlib.util.module_from_spec(spec)
-            sys.modules[_INTRIN] = package
-            tvm.s_tir.tensor_intrin = package
-        for name in _INTRIN_OF_ARCH.get(arch, ("x86", "arm_cpu")):
-            if f"{_INTRIN}.{name}" not in sys.modules:
-                importlib.import_module(f"{_INTRIN}.{name}")
+    for name in _INTRIN_OF_ARCH.get(arch, ("x86", "arm_cpu")):
+        if f"{_INTRIN}.{name}" not in sys.modules:
+            importlib.import_module(f"{_INTRIN}.{name}")
 
 
 def tune_context(**kwargs):

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 
 import tvm
 
-from . import threads
 from .errors import InputError
 
 
 def host_target(num_cores: int | None = None) -> tvm.target.Target:
     """The machine we run on: detected ``mcpu`` and core count (MetaSchedule needs num-cores)."""
-    cores = num_cores or threads.cores()
+    cores = num_cores or len(os.sched_getaffinity(0))
     cpu = tvm.target.codegen.llvm_get_system_cpu()
     return tvm.target.Target({"kind": "llvm", "mcpu": cpu, "num-cores": cores})
 
@@ -61,7 +60,7 @@ def parse_target(spec: str | None, *, num_cores: int | None = None) -> tvm.targe
         raise InputError(f"--target kind must be 'llvm' (CPUs only), got {config.get('kind')!r}")
     if num_cores is not None:
         config["num-cores"] = num_cores
-    config.setdefault("num-cores", threads.cores())
+    config.setdefault("num-cores", len(os.sched_getaffinity(0)))
     cores = config["num-cores"]
     if not isinstance(cores, int) or isinstance(cores, bool) or cores < 1:
         raise InputError(

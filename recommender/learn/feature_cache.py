@@ -16,7 +16,6 @@ import hashlib
 import json
 import logging
 import os
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -84,7 +83,7 @@ class FeatureCache:
         rows = [merged[k][1] if merged[k][1] is not None else np.zeros(width) for k in keys]
         path = self._path(task, target)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.stem}.{os.getpid()}-{threading.get_ident()}.tmp.npz")
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
         np.savez(
             tmp,
             keys=np.asarray(keys, dtype=str),

@@ -13,8 +13,6 @@ from functools import cached_property
 import tvm
 
 from ..backend.measure import Failure, Measurement, Stage
-from ..core.interrupts import checkpoint
-from ..core.threads import on_every_core
 from ..logs.sources import SourceSchedule
 from ..tasks.extract import Task
 from ..tasks.workload import WorkloadDescriptor
@@ -138,16 +136,10 @@ def apply_candidates(
 
 
 def apply_all(kernels: list[KernelResult]) -> None:
-    """Apply every candidate now, kernels on every core at once (failures are kept with their
-    reason); those the feature cache knows to fail stay unapplied."""
-
-    def apply(kernel: KernelResult) -> None:
-        checkpoint()
+    """Apply every candidate now (failures are kept with their reason)."""
+    for kernel in kernels:
         for candidate in kernel.candidates:
-            if candidate.applies:
-                candidate.applied  # noqa: B018 - the property applies and keeps the result
-
-    on_every_core(apply, kernels)
+            candidate.applied  # noqa: B018 - the property applies and keeps the result
 
 
 Job = tuple[KernelResult, "Candidate | None"]  # None: the kernel's untuned workload

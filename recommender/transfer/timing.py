@@ -10,7 +10,7 @@ import tvm
 from ..backend.measure import Measurement, Stage, measure
 from ..core.interrupts import checkpoint
 from ..core.targets import RemoteDevice
-from .candidate import Job, KernelResult, apply_all, outcome
+from .candidate import Job, KernelResult, outcome
 
 CHUNK = 32  # candidates per build/verify/run batch: worker start-up is paid once per chunk
 
@@ -25,9 +25,9 @@ def measure_kernels(
 ) -> None:
     """Time each kernel's untuned workload and all its applied candidates (those not
     measured yet)."""
-    apply_all(kernels)  # applying every candidate first takes a minute on large networks
     jobs: list[Job] = []
     for kernel in kernels:
+        checkpoint()  # applying every candidate first takes a minute on large networks
         if not any(c.applies for c in kernel.candidates):
             continue  # nothing to compare with: the untuned time is not needed
         jobs.append((kernel, None))
