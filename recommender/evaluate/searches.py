@@ -207,9 +207,8 @@ def _exhaustive(
     network and target read, not timed again); its report and the prepared network."""
     beside = [p for p in out_dir.parent.glob(f"*/{JOURNAL}") if p.parent != out_dir]
     journal = Journal(out_dir / JOURNAL, target, beside)
-    measured = keep_in / network.name / JOURNAL if keep_in is not None else None
-    if measured is not None and measured.exists() and journal.fits(measured):
-        journal.beside.append(measured)
+    if keep_in is not None and journal.fits(keep_in / network.name / JOURNAL):
+        journal.beside.append(keep_in / network.name / JOURNAL)  # a missing one reads as empty
     run = transfer_tune(
         network,
         target,

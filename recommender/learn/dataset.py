@@ -173,9 +173,9 @@ def build_dataset(
             if files:
                 todo.append((task, files))
         journal = Journal(out / JOURNAL, target)
-        if not journal.fits():
-            logger.warning("%s: made for another target, not written", journal.path)
         on_chunk = journal.append if journal.fits() else None
+        if on_chunk is None:
+            logger.warning("%s: made for another target, not written", journal.path)
         with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
             for batch in _batches(todo):
                 kernels = [  # one per kernel, its untuned workload timed once for all its files
