@@ -87,6 +87,31 @@ def test_each_source_log_gets_its_file_and_the_kernel_is_timed_untuned_once(
     assert mine.untuned_s == twins.untuned_s  # one measurement for both files
 
 
+def test_a_kernel_another_network_shares_is_featurised_for_it_but_not_timed_again(
+    dataset, conv_log, target, tmp_path
+):
+    directory, [path] = dataset
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    [theirs] = build_dataset(
+        {"again": conv_net(channels=16, size=8, out_channels=32)},  # wide's kernel, renamed
+        {"tinyconv": conv_log[0]},
+        copy,
+        target,
+        top_n=3,
+        progress=False,
+        training_targets=["again"],
+    )
+    mine, again = KernelData.load(path), KernelData.load(theirs)
+    assert not (copy / "again" / JOURNAL).exists()  # nothing was timed
+    assert again.network == "again" and sorted(again.records) == sorted(mine.records)
+    assert dict(zip(again.records, again.run_s)) == dict(zip(mine.records, mine.run_s))
+    assert again.untuned_s == mine.untuned_s
+    assert np.array_equal(
+        again.features[np.argsort(again.records)], mine.features[np.argsort(mine.records)]
+    )
+
+
 def test_a_rebuild_skips_what_is_on_disk(dataset, conv_log, target):
     directory, [path] = dataset
     before = path.stat().st_mtime_ns

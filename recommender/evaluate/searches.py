@@ -15,7 +15,7 @@ import tvm
 from ..core.errors import InputError, RecommenderError
 from ..core.targets import RemoteDevice, same_cpu, target_key
 from ..learn import model_files
-from ..learn.dataset import add_transfer_run, load_dataset, training_targets
+from ..learn.dataset import add_transfer_run, dataset_journals, load_dataset, training_targets
 from ..learn.fit import fit_and_save
 from ..learn.training import training_set
 from ..logs.sources import load_sources, log_dir, resolve_sources
@@ -204,11 +204,11 @@ def _exhaustive(
 ) -> tuple[dict, tvm.IRModule]:
     """The paper's algorithm: every candidate timed, measurements journaled as they are made
     (those of other exhaustive runs beside ``out_dir`` and of the dataset ``keep_in`` on this
-    network and target read, not timed again); its report and the prepared network."""
+    target read, not timed again); its report and the prepared network."""
     beside = [p for p in out_dir.parent.glob(f"*/{JOURNAL}") if p.parent != out_dir]
+    if keep_in is not None:  # every network's: the dataset times a kernel two networks share once
+        beside += dataset_journals(keep_in, target)
     journal = Journal(out_dir / JOURNAL, target, beside)
-    if keep_in is not None and journal.fits(keep_in / network.name / JOURNAL):
-        journal.beside.append(keep_in / network.name / JOURNAL)  # a missing one reads as empty
     run = transfer_tune(
         network,
         target,

@@ -12,7 +12,9 @@ times, status, source labels, networks and the keys of the source records it mea
 ``<dir>/provenance.json``; every chunk measured is also appended to
 ``<dir>/<network>/journal.jsonl`` (``transfer.journal``), with the seconds it took, so the
 evaluation's exhaustive runs over the same pool read these measurements instead of timing them
-again (and still report what the timing cost). A build measures only the records a file lacks
+again (and still report what the timing cost), and so does the build itself: a kernel that
+another network has too (ResNet-34 has all of ResNet-18's) is applied and featurised for its own
+rows but timed once. A build measures only the records a file lacks
 and drops the rows of records no longer among the source log's ``top_n`` (a resumed collection
 outran them), so an interrupted build resumes where it stopped and a newly logged network only
 adds files.
@@ -172,7 +174,8 @@ def build_dataset(
                 written.append(path)
             if files:
                 todo.append((task, files))
-        journal = Journal(out / JOURNAL, target)
+        # the other networks' journals too: a kernel another network shares is not timed again
+        journal = Journal(out / JOURNAL, target, dataset_journals(directory, target, besides=name))
         on_chunk = journal.append if journal.fits() else None
         if on_chunk is None:
             logger.warning("%s: made for another target, not written", journal.path)
@@ -185,6 +188,8 @@ def build_dataset(
                     )
                     for task, files in batch
                 ]
+                if on_chunk is not None:
+                    journal.restore(kernels)
                 measure_kernels(kernels, target, remote=remote, on_chunk=on_chunk)
                 for (_, files), kernel in zip(batch, kernels):
                     candidates = iter(kernel.candidates)
@@ -224,6 +229,14 @@ def add_transfer_run(run: TransferRun, directory: Path, family_of: dict[str, str
             _with_rows(held, _kernel_data(run.network, part, family_of, run.target)).save(path)
             written.append(path)
     return written
+
+
+def dataset_journals(directory: Path, target: tvm.target.Target, besides: str = "") -> list[Path]:
+    """The journals of the dataset's networks (but ``besides``) made for ``target``."""
+    fits = Journal(directory / JOURNAL, target).fits
+    return [
+        p for p in sorted(directory.glob(f"*/{JOURNAL}")) if p.parent.name != besides and fits(p)
+    ]
 
 
 def _held_rows(path: Path, wanted: set[str] | None) -> tuple[KernelData | None, bool]:

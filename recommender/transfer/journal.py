@@ -41,13 +41,15 @@ class Journal:
     """Append-only JSON lines: a header naming the target and TVM version, then one line per
     measured chunk (``{"seconds": s, "measured": {job key: [run_s, stage, error]}}``).
 
-    ``beside``: journals of other runs on the same network and target (the exhaustive run over
-    every other network measures a superset of the paper's pairs), read but never written.
+    ``beside``: journals of other runs on the same target, read but never written (the
+    exhaustive run over every other network measures a superset of the paper's pairs; keys name
+    the kernel's structure, not its network, so a kernel two networks share is timed once).
     """
 
     def __init__(self, path: Path, target: tvm.target.Target, beside: Iterable[Path] = ()):
         self.path, self.beside = path, list(beside)
         self.header = {"target": str(target), "tvm": tvm.__version__}
+        self._measured: dict[str, tuple[list, float]] | None = None  # read at the first restore
 
     def fits(self, path: Path | None = None) -> bool:
         """Whether the journal at ``path`` (default: this one) is new or was made for this
@@ -67,13 +69,16 @@ class Journal:
         """Put the journals' measurements back on ``kernels``; returns the seconds they took
         (each chunk's time shared evenly among its measurements, counting only those restored).
 
+        The journals are read once, at the first call: later calls (one per batch of kernels)
+        restore from the same reading; what this run appends since is on its candidates already.
         A last line cut short by an interruption is dropped (its chunk is timed again)."""
-        measured: dict[str, tuple[list, float]] = {}  # job key: (measurement, its share of time)
-        for path in [*self.beside, self.path]:  # this run's own measurements win
-            measured |= self._read(path, own=path == self.path)
+        if self._measured is None:
+            self._measured = {}  # job key: (measurement, its share of time)
+            for path in [*self.beside, self.path]:  # this run's own measurements win
+                self._measured |= self._read(path, own=path == self.path)
         restored, seconds = 0, 0.0
         for kernel, candidate in _jobs(kernels):
-            found = measured.get(_job_key(kernel, candidate))
+            found = self._measured.get(_job_key(kernel, candidate))
             if found is not None:
                 restored, seconds = restored + 1, seconds + found[1]
                 if candidate is None:
