@@ -35,7 +35,6 @@ logger = logging.getLogger(__name__)
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 CORPORA = CHECKOUT / "corpora"
 POOLED_MODEL = CHECKOUT / "models" / "pooled"  # trained on every corpus: for CPUs without one
-ISA_PREFIXES = ("avx", "sse4", "fma", "amx", "neon", "sve")  # what `corpora` lists of a CPU
 TUNE_HERE = ".venv/bin/python scripts/rebuild_corpus.py"  # writes corpora/<this CPU>/
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import tvm
-from tvm.s_tir import meta_schedule as ms
 
 from ..core.errors import InputError
 from ..logs.history import best_at, bisect_stops, database_at, timed_records
@@ -99,8 +98,3 @@ class MetaScheduleBuilds:
                 times = endtoend.time_interleaved(pair, self.network)
                 answers[name] = times["metaschedule"] <= times["method"]
         return found
-
-
-def full_database(log: TuningLog, target: tvm.target.Target) -> ms.database.Database:
-    """The whole log: MetaSchedule's result at the end of its budget."""
-    return TuningLog.open(log.path, target=target).database()

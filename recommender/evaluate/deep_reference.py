@@ -114,17 +114,7 @@ def page_section(results: dict) -> list[str]:
         for r in results["networks"]
         if "metaschedule_deep" in r
     ]
-    methods = [
-        f"| {name} | {m['latency_ratio_geomean']:.3f} ({m['latency_ratio_worst']:.3f} "
-        f"{m['latency_ratio_worst_network']}) | "
-        + (
-            "-"
-            if m["share_of_deep_speedup"] is None
-            else f"{100 * m['share_of_deep_speedup']:.1f}%"
-        )
-        + f" | {m['networks']} |"
-        for name, m in deep["methods"].items()
-    ]
+    methods = [_method_line(name, m) for name, m in deep["methods"].items()]
     return [
         f"## Against a deeper MetaSchedule ({len(deep['networks'])} networks)",
         "",
