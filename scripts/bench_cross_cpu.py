@@ -1,14 +1,18 @@
-"""Schedules across CPUs: the shipped corpus, tuned on another CPU, against tuning on this one.
+"""Schedules across CPUs: what corpora tuned on other CPUs give this one, against tuning here.
 
-    python scripts/bench_cross_cpu.py MODEL --recommended DIR --log-here LOG [--from NAME] [--json]
+    python scripts/bench_cross_cpu.py MODEL --recommended CORPUS=DIR [CORPUS=DIR ...]
+        [--here CORPUS] [--out JSON]
 
-Before: ``bash scripts/run.sh MODEL`` (the recommender's choice for this CPU from a corpus of
-another CPU, in ``out/MODEL``) and ``recommender collect MODEL`` (MetaSchedule tuned here; LOG
-is ``corpora/<this CPU>/datasets/logs/MODEL``). Times in one interleaved run on this machine:
-untuned; the recommender's choice; the network's own log from the shipped corpus, tuned on its
-CPU and replayed here; MetaSchedule tuned here; PyTorch eager when installed. Then how long
-MetaSchedule tuning here took to match the first two. Every build is checked against the
-untuned one first. Run it alone on the machine.
+Before: ``recommender recommend MODEL --corpus CORPUS --out DIR`` for each corpus of another
+CPU (the recommender's choice from that corpus's logs of the other networks, ranked by the
+model trained on every corpus), and a complete log of MODEL in this CPU's corpus (``--here``,
+default ``corpora/<this CPU>/``). Builds, each prepared in its corpus's configuration (layout,
+fast math): each recommendation; each of those corpora's own log of MODEL, tuned on its CPU and
+replayed here; MetaSchedule tuned here. Every build is checked against the untuned native build,
+then all are timed in one interleaved run with PyTorch eager and ONNX Runtime where installed;
+then how long the tuning here took to match each. Which corpus a CPU without its own should
+read comes from this (``recommender.core.corpora.choose``). Writes JSON (default
+``docs/results/cross_cpu_<this CPU>_<MODEL>.json``). Run it alone on the machine.
 """
 
 from __future__ import annotations
@@ -17,74 +21,127 @@ import argparse
 import json
 from pathlib import Path
 
-from recommender.core.corpora import CORPORA
+from recommender.core import corpora
+from recommender.core.configuration import DEFAULT, Configuration
+from recommender.core.corpora import CHECKOUT
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
 from recommender.evaluate.baselines import MetaScheduleBuilds
-from recommender.evaluate.comparison import pytorch_eager
+from recommender.evaluate.comparison import baselines
+from recommender.evaluate.searches import write_json
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import load_zoo_network
 from recommender.tasks.extract import prepare
+
+UNTUNED = "untuned (native)"
+HERE = "MetaSchedule here"
+
+
+def corpus_dir(value: str) -> tuple[str, Path]:
+    name, sep, directory = value.partition("=")
+    if not sep or not name or not directory:
+        raise argparse.ArgumentTypeError(f"expected CORPUS=DIR, got {value!r}")
+    return name, Path(directory)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model", help="a zoo network")
-    parser.add_argument("--recommended", type=Path, required=True, help="recommend's --out dir")
-    parser.add_argument("--log-here", type=Path, required=True, help="a log tuned on this CPU")
-    parser.add_argument("--from", dest="corpus", default="znver3", help="the other CPU's corpus")
-    parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument(
+        "--recommended", type=corpus_dir, nargs="+", required=True, metavar="CORPUS=DIR"
+    )
+    parser.add_argument("--here", default=None, help="this CPU's corpus (default: corpora/<cpu>)")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     target = host_target()
-    use_target_threads(target)
+    threads = use_target_threads(target)
+    cpu = str(target.attrs["mcpu"])
+    found = {c.name: c for c in corpora.find_corpora()}
+    recommended = dict(args.recommended)
+    here = found.get(args.here or cpu)
+    unknown = sorted(set(recommended) - set(found)) or ([] if here else [args.here or cpu])
+    if unknown:
+        parser.error(f"no corpus {', '.join(unknown)}; corpora here: {', '.join(found)}")
+    for name, directory in recommended.items():
+        if not (directory / "report.json").is_file():
+            parser.error(f"{directory}: no report.json (run recommend with --corpus {name})")
+
     network = load_zoo_network(args.model)
-    shipped = TuningLog.open(CORPORA / args.corpus / "datasets" / "logs" / args.model)
-    here = TuningLog.open(args.log_here, target=target)
-    builds = endtoend.Builds(prepare(network.mod, target), target)
-    tuned_here = MetaScheduleBuilds(network, builds.prepared, target, here, builds)
-    builds.want("untuned")
-    builds.want("recommended", args.recommended)
-    builds.want("shipped log, replayed", shipped.path)
+    prepared: dict[Configuration, endtoend.Builds] = {}
+
+    def builds(configuration: Configuration) -> endtoend.Builds:
+        """One set of builds per way of preparing the network."""
+        if configuration not in prepared:
+            module = prepare(network.mod, target, configuration)
+            prepared[configuration] = endtoend.Builds(module, target)
+        return prepared[configuration]
+
+    builds(DEFAULT).want(UNTUNED)
+    labels: dict[str, Configuration] = {}
+    for name, directory in recommended.items():
+        configuration = found[name].configuration
+        labels[f"recommended from {name}"] = configuration
+        builds(configuration).want(f"recommended from {name}", directory)
+        log = found[name].root / "datasets" / "logs" / args.model
+        if (log / "provenance.json").is_file():
+            labels[f"{name} log, replayed"] = configuration
+            builds(configuration).want(f"{name} log, replayed", TuningLog.open(log).path)
+    log_here = TuningLog.open(
+        here.root / "datasets" / "logs" / args.model,
+        target=target,
+        configuration=here.configuration,
+    )
+    tuned_here = MetaScheduleBuilds(
+        network, builds(here.configuration).prepared, target, log_here, builds(here.configuration)
+    )
     tuned_here.want([tuned_here.tuning_s])
-    executables = {
-        name: builds.get(name) for name in ("untuned", "recommended", "shipped log, replayed")
-    }
-    executables["MetaSchedule here"] = tuned_here.at(tuned_here.tuning_s)
-    for name, executable in executables.items():
-        problem = endtoend.outputs_match(executables["untuned"], executable, network)
-        if problem:
-            raise SystemExit(f"{name}: the build is wrong: {problem}")
-    eager, _ = pytorch_eager(args.model, int(target.attrs["num-cores"]))
-    others = {"PyTorch eager": eager} if eager else None
+    made = {label: builds(c).get(label) for label, c in labels.items()}
+    made[HERE] = tuned_here.at(tuned_here.tuning_s)
+    reference = endtoend.ReferenceOutputs(builds(DEFAULT).get(UNTUNED), network)
+    executables, wrong = reference.partition(made)
+    others, missing = baselines(args.model, threads)
     times = endtoend.time_interleaved(executables, network, others=others)
     matched = tuned_here.times_to_match(
-        {name: (executables[name], 0.0, None) for name in ("recommended", "shipped log, replayed")}
+        {label: (executables[label], 0.0, None) for label in executables if label != HERE}
     )
-    report = json.loads((args.recommended / "report.json").read_text())
     result = {
         "network": args.model,
-        "this_cpu": str(target.attrs["mcpu"]),
-        "shipped_log_cpu": shipped.provenance()["target_key"]["mcpu"],
-        "ms": {name: round(t * 1e3, 3) for name, t in times.items()},
-        "recommender_search_s": report["search_s"],
-        "tuning_here_s": round(tuned_here.tuning_s, 1),
-        "tuning_here_budget": here.provenance().get("budget", {}),
-        "tuning_here_to_match_s": matched,
+        "this_cpu": cpu,
+        "ms": {label: round(t * 1e3, 3) for label, t in times.items()},
+        "corpora": {
+            name: {
+                "cpu": found[name].cpu,
+                "configuration": str(found[name].configuration),
+                "recommender_search_s": json.loads((d / "report.json").read_text())["search_s"],
+            }
+            for name, d in recommended.items()
+        },
+        "here": {
+            "corpus": here.name,
+            "configuration": str(here.configuration),
+            "tuning_s": round(tuned_here.tuning_s, 1),
+            "budget": log_here.provenance().get("budget", {}),
+            "to_match_s": matched,
+        },
+        "wrong": wrong,
+        "baselines_missing": missing,
     }
-    if args.json:
-        print(json.dumps(result, indent=1))
-        return
-    untuned = times["untuned"]
-    print(
-        f"{args.model} on {result['this_cpu']}; shipped corpus tuned on {result['shipped_log_cpu']}"
-    )
-    for name, seconds in times.items():
-        print(f"  {name:24s} {seconds * 1e3:10.2f} ms  {untuned / seconds:6.2f}x")
-    print(f"  recommender search: {report['search_s']:.1f} s")
-    print(f"  MetaSchedule here: {tuned_here.tuning_s:.0f} s of tuning in all")
-    for name, seconds in matched.items():
-        when = "never" if seconds is None else f"after {seconds:.0f} s"
-        print(f"  MetaSchedule here matched {name}: {when}")
+    out = args.out or CHECKOUT / "docs" / "results" / f"cross_cpu_{cpu}_{args.model}.json"
+    write_json(out, result)
+    print(f"{args.model} on {cpu}, MetaSchedule tuned here in {tuned_here.tuning_s:.0f} s:")
+    for label, seconds in sorted(times.items(), key=lambda kv: kv[1]):
+        line = f"  {label:32s} {seconds * 1e3:9.2f} ms"
+        if label in matched:
+            when = matched[label]
+            line += (
+                "  tuning here never matched it"
+                if when is None
+                else f"  matched after {when:.0f} s"
+            )
+        print(line)
+    for label, problem in wrong.items():
+        print(f"  {label}: wrong outputs, not timed ({problem})")
+    print(f"written: {out}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import tvm
 from recommender.cli.main import main
 from recommender.core import configuration
 from recommender.core.configuration import Configuration
-from recommender.core.corpora import choose, closeness, find_corpora
+from recommender.core.corpora import SOURCE_NETWORKS, choose, closeness, find_corpora
 from recommender.core.errors import InputError
 
 
@@ -97,6 +97,21 @@ def test_a_corpus_still_being_tuned_gives_way_to_one_with_a_cost_model(base):
     assert choice.corpus.name == "znver3" and not choice.exact
     assert choice.why.startswith("znver4's own corpus is not complete (1 networks, no cost model")
     assert choose(llvm("znver4"), writing=True, base=base).corpus.name == "znver4"
+
+
+def test_on_another_cpu_a_corpus_of_most_of_the_zoo_serves_ranked_by_the_pooled_model(base):
+    zoo = [f"network{i}" for i in range(SOURCE_NETWORKS)]
+    fake_corpus(base, "znver4", "znver4", networks=zoo)  # its logs, no dataset or model
+    fake_corpus(base, "znver4-begun", "znver4")  # the same CPU, fewer logs
+    fake_corpus(base, "znver5", "znver5")  # this CPU's own, just begun
+    for model in (base / "znver3" / "models" / "default", base / "pooled"):
+        model.mkdir(parents=True)
+        (model / "metadata.json").write_text("{}")
+    choice = choose(llvm("znver5"), base=base, pooled=base / "pooled")
+    assert choice.corpus.name == "znver4" and not choice.exact
+    assert choice.why.startswith("znver5's own corpus is not complete")
+    without = choose(llvm("znver5"), base=base, pooled=base / "no pooled model")
+    assert without.corpus.name == "znver3"  # its own model is then the only one to rank with
 
 
 def test_a_corpus_keeps_the_configuration_it_prepares_networks_by(base):

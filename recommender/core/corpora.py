@@ -10,8 +10,11 @@ The choice, in order: ``--corpus NAME|PATH``; ``$RECOMMENDER_HOME``; the corpus 
 target's ``-mcpu``; else, among corpora of the target's architecture, the closest CPU: the
 largest share of LLVM features in common (ISA extensions such as AVX-512 and AVX2, and the
 tuning flags LLVM sets for the CPU, e.g. ``prefer-256-bit``), the same vendor breaking ties;
-else an error. Choosing a corpus of another CPU warns once, naming both CPUs and the command
-that tunes a corpus for this one.
+else an error. A corpus needs a cost model to rank with: on its own CPU its own (one still
+being tuned gives way meanwhile); on another CPU the model trained on every corpus ranks, so a
+corpus without one serves there once it has logs of most of the zoo (``SOURCE_NETWORKS``).
+Choosing a corpus of another CPU warns once, naming both CPUs and the command that tunes a
+corpus for this one.
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ logger = logging.getLogger(__name__)
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 CORPORA = CHECKOUT / "corpora"
 POOLED_MODEL = CHECKOUT / "models" / "pooled"  # trained on every corpus: for CPUs without one
+# With the pooled model to rank, another CPU's corpus serves without a model of its own once it
+# has logs of this many networks (the zoo's 11 but one still being tuned): on a Zen 5, the Zen 4
+# corpus's logs gave ResNet-18 11.30 ms where the Zen 3 corpus's, with a model, gave 20.87 ms
+# (docs/results/cross_cpu_znver5_resnet18.json).
+SOURCE_NETWORKS = 10
 TUNE_HERE = ".venv/bin/python scripts/rebuild_corpus.py"  # writes corpora/<this CPU>/
 
 
@@ -145,10 +153,12 @@ def choose(
     *,
     writing: bool = False,
     base: Path = CORPORA,
+    pooled: Path = POOLED_MODEL,
 ) -> Choice:
     """The corpus for ``target`` (see the module docstring for the order). ``writing``: for
     commands that measure into it (collect, dataset build), only the target's own CPU will do;
-    without one, ``corpora/<cpu>/`` is where it is made."""
+    without one, ``corpora/<cpu>/`` is where it is made. ``pooled``: the model that ranks for
+    a corpus of another CPU."""
     cpu = str(target.attrs.get("mcpu", "") or codegen.llvm_get_system_cpu())
     triple = str(target.attrs.get("mtriple", "") or codegen.llvm_get_system_triple())
     arch = triple.split("-")[0]
@@ -161,8 +171,14 @@ def choose(
         return Choice(corpus, f"the corpus of this target's CPU ({cpu})", exact=True)
     corpora = find_corpora(base)
     same_arch = [c for c in corpora if c.arch == arch]
-    # a corpus still being tuned has no cost model to rank with: one that has serves meanwhile
-    ready = [c for c in same_arch if c.has_model] or same_arch
+    # a corpus still being tuned has no cost model to rank with: one that has serves meanwhile;
+    # on another CPU the pooled model ranks, so most of the zoo's logs are enough
+    ranks = (pooled / "metadata.json").is_file()
+    ready = [
+        c
+        for c in same_arch
+        if c.has_model or (ranks and c.cpu != cpu and len(c.networks) >= SOURCE_NETWORKS)
+    ] or same_arch
     # a CPU's variants (another configuration: corpora/<cpu>-nchw16c/) give way to corpora/<cpu>/
     own = sorted((c for c in same_arch if c.cpu == cpu), key=lambda c: c.name != cpu)
     if own_ready := [c for c in own if c in ready]:
@@ -174,7 +190,10 @@ def choose(
             + f"; tune one on the device with `{TUNE_HERE} --rpc HOST:PORT:KEY`",
             path=base,
         )
-    best = max(ready, key=lambda c: (closeness(cpu, c.cpu), _vendor(c.cpu) == _vendor(cpu)))
+    best = max(
+        ready,
+        key=lambda c: (closeness(cpu, c.cpu), _vendor(c.cpu) == _vendor(cpu), len(c.networks)),
+    )
     why = (
         f"{cpu}'s own corpus is not complete ({len(own[0].networks)} networks, no cost model yet; "
         f"`{TUNE_HERE}` continues it)"
