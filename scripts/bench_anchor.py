@@ -9,7 +9,9 @@ kept in ``DIR/MODEL/VARIANT`` and reused on a rerun); then untuned, every varian
 network's own log (MetaSchedule at the corpus's budget, tuned on the corpus's CPU, replayed
 here: the reference of the latency ratio) are built, checked against the untuned build and
 timed in alternating rounds, with PyTorch eager and ONNX Runtime when installed (each in a
-worker of its own). Coverage (the share of FLOPs in
+worker of its own). When the corpus is another CPU's and this CPU's own corpus has a complete
+log of the network, MetaSchedule tuned here (in its corpus's configuration) is timed in the
+same rounds and is the reference of a second ratio. Coverage (the share of FLOPs in
 kernels with a valid candidate) comes from each search's report. Writes
 ``docs/results/anchor_transfer_<cpu>.json`` after every network. Run it alone on the machine.
 """
@@ -22,12 +24,14 @@ import time
 from pathlib import Path
 
 from recommender.core import corpora, paths
+from recommender.core.corpora import Corpus
 from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
 from recommender.evaluate.comparison import baselines
 from recommender.evaluate.searches import read_json, write_json
 from recommender.evaluate.workflows import load_cost_model
 from recommender.learn.feature_cache import FeatureCache
+from recommender.logs.collect import complete_log
 from recommender.logs.sources import load_sources, log_dir, resolve_sources
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import families, load_zoo_network
@@ -44,6 +48,7 @@ VARIANTS = {
     "top-3 anchor": (Budget(top_k=3), (Level.EXACT, Level.ANCHOR)),
 }
 OWN_LOG = "own log (reference)"
+HERE = "MetaSchedule tuned here"
 
 
 def search(name: str, variant: str, target, out: Path) -> dict:
@@ -73,7 +78,7 @@ def search(name: str, variant: str, target, out: Path) -> dict:
     return report
 
 
-def compare(name: str, target, out: Path, reports: dict[str, dict]) -> dict:
+def compare(name: str, target, out: Path, reports: dict[str, dict], here: Corpus | None) -> dict:
     network = load_zoo_network(name)
     builds = endtoend.Builds(prepare(network.mod, target), target)
     builds.want("untuned")
@@ -81,18 +86,26 @@ def compare(name: str, target, out: Path, reports: dict[str, dict]) -> dict:
         builds.want(variant, out / variant)
     builds.want(OWN_LOG, TuningLog.open(log_dir(name)).path)  # opening unpacks the gzipped files
     builds.build_wanted()
+    made = {k: builds.get(k) for k in [*reports, OWN_LOG]}
+    log_here = here and complete_log(here.logs / name, target, here.configuration)
+    if log_here:
+        tuned_here = endtoend.Builds(prepare(network.mod, target, here.configuration), target)
+        tuned_here.want(HERE, log_here.path)
+        made[HERE] = tuned_here.get(HERE)
     reference = endtoend.ReferenceOutputs(builds.get("untuned"), network)
-    executables, wrong = reference.partition({k: builds.get(k) for k in [*reports, OWN_LOG]})
+    executables, wrong = reference.partition(made)
     executables["untuned"] = builds.get("untuned")
     others, _ = baselines(name, int(target.attrs["num-cores"]))
     times = endtoend.time_interleaved(executables, network, others=others)
-    own = times.get(OWN_LOG)
+    ratios = {
+        key: {v: round(times[reference] / times[v], 4) for v in reports if v in times}
+        for key, reference in (("own_log", OWN_LOG), ("tuned_here", HERE))
+        if reference in times
+    }
     return {
         "network": name,
         "ms": {k: round(v * 1e3, 3) for k, v in times.items()},
-        "latency_ratio_own_log_over_method": {
-            v: round(own / times[v], 4) for v in reports if own and v in times
-        },
+        **{f"latency_ratio_{key}_over_method": r for key, r in ratios.items()},
         "coverage": {v: r.get("coverage") for v, r in reports.items()},
         "search_s": {v: r.get("search_s") for v, r in reports.items()},
         "wrong": wrong,
@@ -108,28 +121,38 @@ def main() -> None:
     target = host_target()
     use_target_threads(target)
     choice = corpora.choose(target, explicit=args.corpus)
-    paths.use_corpus(choice.corpus.root)
+    paths.use_corpus(choice.corpus.root, choice.model)
     cpu = str(target.attrs["mcpu"])
+    here = None if choice.exact else {c.name: c for c in corpora.find_corpora()}.get(cpu)
     result_path = paths.CHECKOUT / "docs" / "results" / f"anchor_transfer_{cpu}.json"
     results = read_json(result_path) or {"networks": {}}
     results |= {"cpu": cpu, "corpus": choice.corpus.name, "corpus_why": choice.why}
     for name in args.models:
         out = args.out / choice.corpus.name / name
         reports = {v: search(name, v, target, out / v.replace(" ", "_")) for v in VARIANTS}
-        row = compare(name, target, out, {v.replace(" ", "_"): r for v, r in reports.items()})
+        row = compare(name, target, out, {v.replace(" ", "_"): r for v, r in reports.items()}, here)
         results["networks"][name] = row
         write_json(result_path, results)
         print(f"{name} ({choice.corpus.name} corpus on {cpu}):")
         for key, ms in row["ms"].items():
-            ratio = row["latency_ratio_own_log_over_method"].get(key)
-            print(f"  {key:22s} {ms:10.2f} ms" + (f"  own log / it {ratio:.3f}" if ratio else ""))
-    ratios = [r["latency_ratio_own_log_over_method"] for r in results["networks"].values()]
-    for variant in VARIANTS:
-        key = variant.replace(" ", "_")
-        values = [r[key] for r in ratios if key in r]
-        if values:
-            geo = math.exp(sum(map(math.log, values)) / len(values))
-            print(f"{variant}: geometric mean {geo:.3f}, worst {min(values):.3f} ({len(values)})")
+            ratios = [
+                f"{reference} / it {row[f'latency_ratio_{reference}_over_method'][key]:.3f}"
+                for reference in ("own_log", "tuned_here")
+                if key in row.get(f"latency_ratio_{reference}_over_method", {})
+            ]
+            print(f"  {key:24s} {ms:10.2f} ms  " + ", ".join(ratios))
+    for reference in ("own_log", "tuned_here"):
+        field = f"latency_ratio_{reference}_over_method"
+        rows = [r[field] for r in results["networks"].values() if field in r]
+        for variant in VARIANTS:
+            key = variant.replace(" ", "_")
+            values = [r[key] for r in rows if key in r]
+            if values:
+                geo = math.exp(sum(map(math.log, values)) / len(values))
+                print(
+                    f"{variant}, {reference} / it: geometric mean {geo:.3f}, "
+                    f"worst {min(values):.3f} ({len(values)})"
+                )
     print(f"written: {result_path}")
 
 

@@ -24,22 +24,12 @@ from recommender.core.targets import host_target, use_target_threads
 from recommender.evaluate import endtoend
 from recommender.evaluate.comparison import baselines
 from recommender.evaluate.searches import read_json, write_json
-from recommender.logs.collect import best_times
+from recommender.logs.collect import best_times, complete_log
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import load_zoo_network, zoo_names
 from recommender.tasks.extract import extract_tasks, prepare
 
 UNTUNED = "untuned (native)"
-
-
-def complete_log(corpus: Corpus, name: str, target) -> TuningLog | None:
-    """The corpus's log of ``name`` if its budget is spent (or its search ended), else None."""
-    path = corpus.root / "datasets" / "logs" / name
-    if not (path / "provenance.json").is_file():
-        return None
-    log = TuningLog.open(path, target=target, configuration=corpus.configuration)
-    budget = log.provenance()["budget"]["trials_total"]
-    return log if log.trials_left(budget) == 0 else None
 
 
 def compare(name: str, logs: dict[str, tuple[Corpus, TuningLog]], target) -> dict:
@@ -102,7 +92,10 @@ def main() -> int:
         "command": " ".join(["python", *sys.argv]),
     }
     for name in args.models or zoo_names():
-        logs = {n: (found[n], complete_log(found[n], name, target)) for n in names}
+        logs = {
+            n: (found[n], complete_log(found[n].logs / name, target, found[n].configuration))
+            for n in names
+        }
         logs = {n: pair for n, pair in logs.items() if pair[1] is not None}
         if not logs:
             print(f"{name}: no complete log in {', '.join(names)}, skipped", file=sys.stderr)

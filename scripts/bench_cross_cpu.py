@@ -82,12 +82,12 @@ def main() -> None:
         configuration = found[name].configuration
         labels[f"recommended from {name}"] = configuration
         builds(configuration).want(f"recommended from {name}", directory)
-        log = found[name].root / "datasets" / "logs" / args.model
+        log = found[name].logs / args.model
         if (log / "provenance.json").is_file():
             labels[f"{name} log, replayed"] = configuration
             builds(configuration).want(f"{name} log, replayed", TuningLog.open(log).path)
     log_here = TuningLog.open(
-        here.root / "datasets" / "logs" / args.model,
+        here.logs / args.model,
         target=target,
         configuration=here.configuration,
     )

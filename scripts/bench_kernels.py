@@ -55,9 +55,7 @@ def main() -> int:
     named = "" if chosen.name == cpu else f"_{chosen.name}"
     out = args.out or CHECKOUT / "docs" / "results" / f"kernels_{cpu}{named}.json"
     logs_of = {  # corpora of another configuration have none of these kernels
-        c.name: c.root / "datasets" / "logs"
-        for c in corpora.find_corpora()
-        if c.configuration == chosen.configuration
+        c.name: c.logs for c in corpora.find_corpora() if c.configuration == chosen.configuration
     }
     logs_of = {name: logs for name, logs in logs_of.items() if logged_models(logs)}
     print(

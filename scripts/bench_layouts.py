@@ -63,7 +63,7 @@ def main() -> int:
     threads = use_target_threads(target)
     cpu = str(target.attrs["mcpu"])
     corpus = corpora.choose(target, args.corpus).corpus
-    logs = corpus.root / "datasets" / "logs"
+    logs = corpus.logs
     heavy, total_s = heavy_workloads({m: logs / m for m in logged_models(logs)}, target, 1.0)
     convolutions = []
     for h in heavy:

@@ -52,7 +52,7 @@ def main() -> int:
     threads = use_target_threads(target)
     corpus = corpora.choose(target, explicit=args.corpus).corpus
     paths.use_corpus(corpus.root)  # its configuration prepares the networks
-    logs = corpus.root / "datasets" / "logs"
+    logs = corpus.logs
     every = {m: logs / m for m in logged_models(logs)}
     heavy, _ = heavy_workloads(every, target, share=1.0, layout_free=args.prepack)
     tasks = [

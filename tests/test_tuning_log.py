@@ -8,8 +8,10 @@ import tvm
 from tiny import conv_net
 from tvm.s_tir import meta_schedule as ms
 
+from recommender.core.configuration import Configuration
 from recommender.core.errors import InputError
 from recommender.core.targets import parse_target
+from recommender.logs.collect import complete_log
 from recommender.logs.tuning_log import TuningLog
 from recommender.tasks.extract import extract_tasks
 
@@ -52,6 +54,18 @@ def test_a_search_that_stopped_early_on_its_own_is_not_resumed(log_copy):
     assert log.search_ended(12) and not log.search_ended(16)
     assert log.trials_left(12) == 0
     assert log.trials_left(16) == 8
+
+
+def test_a_log_is_a_reference_once_its_budget_is_spent(log_copy, target):
+    assert complete_log(log_copy, target, Configuration()).record_count() == 8
+    log = TuningLog(log_copy)
+    provenance = log.provenance()
+    provenance["budget"]["trials_total"] = 16  # as if stopped half way
+    log.write_provenance(provenance)
+    assert complete_log(log_copy, target, Configuration()) is None
+    assert complete_log(log_copy / "never tuned", target, Configuration()) is None
+    with pytest.raises(InputError, match="NCHW16c"):  # prepared another way: not comparable
+        complete_log(log_copy, target, Configuration("NCHW16c"))
 
 
 def test_half_written_last_line_is_moved_aside_on_resume(log_copy, target):

@@ -91,6 +91,11 @@ class Corpus:
         """A corpus without logs yet, to be made at ``root`` (its configuration may be set)."""
         return cls(root.name, root, cpu, arch, (), None, 0, False, read_configuration(root))
 
+    @property
+    def logs(self) -> Path:
+        """Its tuning logs, one directory per network."""
+        return self.root / "datasets" / "logs"
+
     def to_json(self) -> dict:
         return {
             "name": self.name,

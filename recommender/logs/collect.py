@@ -119,6 +119,17 @@ def best_times(log: TuningLog) -> dict[str, float]:
     return best
 
 
+def complete_log(
+    path: Path, target: tvm.target.Target, configuration: Configuration
+) -> TuningLog | None:
+    """The log at ``path`` if it was tuned for ``target`` in ``configuration`` and its budget is
+    spent (or its search ended), else None: a reference, not a log still being tuned."""
+    if not (path / "provenance.json").is_file():
+        return None
+    log = TuningLog.open(path, target=target, configuration=configuration)
+    return log if log.trials_left(log.provenance()["budget"]["trials_total"]) == 0 else None
+
+
 def collect(
     network: Network,
     target: tvm.target.Target,
