@@ -98,9 +98,9 @@ def compare(name: str, target, out: Path, reports: dict[str, dict], here: Corpus
     others, _ = baselines(name, int(target.attrs["num-cores"]))
     times = endtoend.time_interleaved(executables, network, others=others)
     ratios = {
-        key: {v: round(times[reference] / times[v], 4) for v in reports if v in times}
-        for key, reference in (("own_log", OWN_LOG), ("tuned_here", HERE))
-        if reference in times
+        key: {v: round(times[base] / times[v], 4) for v in reports if v in times}
+        for key, base in (("own_log", OWN_LOG), ("tuned_here", HERE))
+        if base in times
     }
     return {
         "network": name,
