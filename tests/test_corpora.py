@@ -109,6 +109,7 @@ def test_on_another_cpu_a_corpus_of_most_of_the_zoo_serves_ranked_by_the_pooled_
         (model / "metadata.json").write_text("{}")
     choice = choose(llvm("znver5"), base=base, pooled=base / "pooled")
     assert choice.corpus.name == "znver4" and not choice.exact
+    assert choice.model == base / "pooled"
     assert choice.why.startswith("znver5's own corpus is not complete")
     without = choose(llvm("znver5"), base=base, pooled=base / "no pooled model")
     assert without.corpus.name == "znver3"  # its own model is then the only one to rank with

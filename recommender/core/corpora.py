@@ -118,14 +118,15 @@ class Choice:
     corpus: Corpus
     why: str
     exact: bool  # tuned on the target's CPU
+    pooled: Path = POOLED_MODEL  # the model trained on every corpus, where there is one
 
     @property
     def model(self) -> Path:
         """The cost model to rank with: the corpus's own on its CPU; elsewhere the model trained
         on every corpus, where there is one (it ranked better than each CPU's own model on both
         CPUs measured, docs/results/cross_cpu_models.json)."""
-        if not self.exact and (POOLED_MODEL / "metadata.json").is_file():
-            return POOLED_MODEL
+        if not self.exact and (self.pooled / "metadata.json").is_file():
+            return self.pooled
         return self.corpus.root / "models" / "default"
 
 
@@ -209,7 +210,7 @@ def choose(
         f"; {best.cpu} is the closest of {arch}'s "
         f"({closeness(cpu, best.cpu):.0%} of LLVM features in common)"
     )
-    return Choice(best, why, exact=False)
+    return Choice(best, why, exact=False, pooled=pooled)  # the model its choice assumed
 
 
 def _given(given: str | Path, cpu: str, how: str, writing: bool, base: Path) -> Choice:
