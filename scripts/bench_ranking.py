@@ -8,7 +8,8 @@ a fresh Python process, in these phases: import (TVM imported as the command lin
 PyTorch), load the network and the cost model, read the source logs (through their shipped
 index, or with the index removed: ``no_index``), extract the network's tasks, screen (the first
 stage), apply, featurise and score the kept candidates (``rank``), and ``single_stage``: the
-same with every candidate applied. The process's wall time (interpreter start included) is
+same with every candidate applied; ``one_thread``: applied and featurised on one thread
+instead of one per core. The process's wall time (interpreter start included) is
 reported beside. ``cold`` starts with empty task and feature caches; ``warm`` runs again on the
 caches the cold run filled. Prints the medians and writes ``docs/results/ranking_speed_<cpu>.json``.
 Run it alone on the machine.
@@ -28,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SCENARIOS = ("cold", "warm", "cold_no_index", "cold_single_stage")
+SCENARIOS = ("cold", "warm", "cold_no_index", "cold_single_stage", "cold_one_thread")
 
 
 def measure(model: str, scenario: str) -> dict:
@@ -73,6 +74,7 @@ def measure(model: str, scenario: str) -> dict:
         cache=FeatureCache(),
         keep=None if scenario == "cold_single_stage" else SCREEN_KEEP,
         timings=phases,
+        workers=1 if scenario == "cold_one_thread" else None,
     )
     return {
         "phases_s": {k: round(v, 2) for k, v in phases.items()},
@@ -124,6 +126,8 @@ def main() -> None:
             runs["warm"].append(run(args.model, "warm", cache, corpus))
             single = run(args.model, "cold_single_stage", Path(root) / "cache1", corpus)
             runs["cold_single_stage"].append(single)
+            one = run(args.model, "cold_one_thread", Path(root) / "cache2", corpus)
+            runs["cold_one_thread"].append(one)
             bare = Path(root) / "corpus"  # the corpus without its source index
             shutil.copytree(corpus / "models", bare / "models")
             shutil.copytree(
@@ -136,10 +140,14 @@ def main() -> None:
             runs["cold_no_index"].append(run(args.model, "cold_no_index", cache / "2", bare))
     cpu = str(host_target().attrs.get("mcpu", "host"))
     summary = {
-        "command": f"python scripts/bench_ranking.py {args.model} --repeats {args.repeats}",
+        "command": " ".join(
+            [f"RECOMMENDER_HOME={home}" for home in [os.environ.get("RECOMMENDER_HOME")] if home]
+            + ["python scripts/bench_ranking.py", args.model, f"--repeats {args.repeats}"]
+        ),
         "date": datetime.date.today().isoformat(),
         "cpu": cpu,
         "network": args.model,
+        "corpus": corpus.name,
         "median_total_s": {
             s: statistics.median(r["total_s"] for r in rs) for s, rs in runs.items()
         },

@@ -68,3 +68,12 @@ def test_the_first_stage_applies_only_the_candidates_it_keeps(rank):
         assert {id(c) for c in r.candidates} <= {id(c) for c in applied}
     _, every = rank(None, keep=None)
     assert all(len(r.candidates) > 2 for r in every)
+
+
+def test_kernels_applied_on_two_threads_rank_as_on_one(rank):
+    _, one = rank(None, workers=1)
+    _, two = rank(None, workers=2)
+    assert order(two) == order(one)
+    for a, b in zip(two, one):
+        np.testing.assert_allclose(a.scores, b.scores)
+        np.testing.assert_allclose(a.p_fail, b.p_fail)

@@ -21,20 +21,26 @@ decodes a record: the places that decode records of a log (``SourceSchedule.trac
 
 from __future__ import annotations
 
+import threading
+
 FMA16 = "recommender_f32_fma16"
 MICRO = "recommender_f32_micro7x16x16"
 LANES = 16  # fp32 lanes of an AVX-512 register
 MICRO_ROWS, MICRO_DEPTH = 7, 16  # 7 divides every output width of the zoo's stride-1 3x3s
 
 
+_REGISTERING = threading.Lock()  # traces are decoded on several threads when ranking
+
+
 def register() -> None:
     """Register both intrinsics (once per process)."""
     from tvm.s_tir import TensorIntrin
 
-    if TensorIntrin.get(FMA16, allow_missing=True) is not None:
-        return
-    TensorIntrin.register(FMA16, *_fma16())
-    TensorIntrin.register(MICRO, *_micro(MICRO_ROWS, LANES, MICRO_DEPTH))
+    with _REGISTERING:
+        if TensorIntrin.get(FMA16, allow_missing=True) is not None:
+            return
+        TensorIntrin.register(FMA16, *_fma16())
+        TensorIntrin.register(MICRO, *_micro(MICRO_ROWS, LANES, MICRO_DEPTH))
 
 
 def _fma16():

@@ -8,7 +8,6 @@ import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 import tvm
@@ -20,6 +19,7 @@ from ..backend import fp32_intrinsics
 from ..core import paths
 from ..core.corpora import already_warned
 from ..core.errors import InputError
+from ..core.lazy import lazy
 from ..core.targets import same_cpu
 from ..tasks.workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 from . import source_index
@@ -67,7 +67,7 @@ class LoggedWorkload:
     def __init__(self, workload_json: list):
         self.json = workload_json
 
-    @cached_property
+    @lazy
     def decoded(self) -> ms.database.Workload:
         return ms.database.Workload.from_json(self.json)
 
@@ -90,7 +90,7 @@ class SourceSchedule:
     record_json: str = field(compare=False, repr=False)
     workload: LoggedWorkload = field(compare=False, repr=False)
 
-    @cached_property
+    @lazy
     def trace(self) -> s_tir.Trace:
         fp32_intrinsics.register()  # a record tuned in a micro-kernel space names them
         record = json.loads(self.record_json)

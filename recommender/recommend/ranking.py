@@ -14,12 +14,15 @@ slow moves down.
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import tvm
 
+from ..backend.fixes import register_cpu_tensor_intrinsics
 from ..core.interrupts import checkpoint
 from ..learn.cost_models import SCREEN_KEEP
 from ..learn.feature_cache import FeatureCache, candidate_key
@@ -89,28 +92,38 @@ def rank_candidates(
     cache: FeatureCache | None = None,
     keep: int | None = SCREEN_KEEP,
     timings: dict[str, float] | None = None,
+    workers: int | None = None,
 ) -> list[RankedKernel]:
     """Score every candidate that applies among the ``keep`` best of each kernel's screen
     (None: all of them). Apply outcomes and features come from ``cache`` where it has them;
-    the rest are applied, featurised and stored there. ``timings`` gets each stage's seconds
-    (``screen``, ``rank``)."""
-    ranked = []
-    spent = {"screen": 0.0, "rank": 0.0}
+    the rest are applied, featurised and stored there, one kernel per thread on ``workers``
+    threads (default: this machine's cores): TVM releases the GIL in its calls, and kernels share
+    no schedule state. ``timings`` gets each stage's wall seconds (``screen``, ``rank``)."""
+    start = time.perf_counter()
+    kept = []
     for kernel in kernels:
         checkpoint()
-        start = time.perf_counter()
-        kept = screen(kernel, model, keep, family_of=family_of, target_family=target_family)
-        spent["screen"] += time.perf_counter() - start
-        start = time.perf_counter()
-        X = _features(kernel.task, kept, target, family_of, target_family, cache)
-        applied = [c for c in kept if c.applies]
-        if not applied:
-            spent["rank"] += time.perf_counter() - start
-            continue
-        raw = model.ranker.predict(X)
-        scores = (raw - raw.mean()) / (raw.std() or 1.0)
-        ranked.append(RankedKernel(kernel, applied, scores, model.failure.predict_proba(X)))
-        spent["rank"] += time.perf_counter() - start
+        kept.append(screen(kernel, model, keep, family_of=family_of, target_family=target_family))
+    spent = {"screen": time.perf_counter() - start}
+    start = time.perf_counter()
+
+    def features(i: int) -> np.ndarray:
+        return _features(kernels[i].task, kept[i], target, family_of, target_family, cache)
+
+    register_cpu_tensor_intrinsics(target)  # once, before threads would race to import them
+    ranked = []
+    pool = ThreadPoolExecutor(workers or len(os.sched_getaffinity(0)))
+    try:
+        for kernel, candidates, X in zip(kernels, kept, pool.map(features, range(len(kernels)))):
+            checkpoint()
+            applied = [c for c in candidates if c.applies]
+            if applied:
+                raw = model.ranker.predict(X)
+                scores = (raw - raw.mean()) / (raw.std() or 1.0)
+                ranked.append(RankedKernel(kernel, applied, scores, model.failure.predict_proba(X)))
+    finally:
+        pool.shutdown(cancel_futures=True)  # a stop waits for the kernels in flight only
+    spent["rank"] = time.perf_counter() - start
     if timings is not None:
         timings.update(spent)
     return ranked

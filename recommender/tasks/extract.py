@@ -7,7 +7,6 @@ import json
 import logging
 import os
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 import tvm
@@ -19,6 +18,7 @@ from tvm_ffi.serialization import from_json_graph_str
 from ..backend.fixes import register_cpu_tensor_intrinsics
 from ..core import paths
 from ..core.configuration import Configuration
+from ..core.lazy import lazy
 from ..networks.network import Network
 from . import layouts
 from .fast_math import fast_math
@@ -45,7 +45,7 @@ class Task:
     kernel_class: KernelClass
     descriptor: WorkloadDescriptor
 
-    @cached_property
+    @lazy
     def structural_key(self) -> str:
         """Caches and journals key on it, and hashing is not free: computed once per task."""
         return structural_key(self.mod)

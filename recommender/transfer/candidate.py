@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
 
 import tvm
 
 from ..backend.measure import Failure, Measurement, Stage
+from ..core.lazy import lazy
 from ..logs.sources import SourceSchedule
 from ..tasks.extract import Task
 from ..tasks.workload import WorkloadDescriptor
@@ -35,7 +35,7 @@ class Candidate:
     known: bool = False
     measurement: Measurement | None = None
 
-    @cached_property
+    @lazy
     def applied(self) -> Applied:
         return apply_trace(self.source.trace, self.task_mod, self.target, level=self.level)
 
