@@ -6,12 +6,14 @@ import importlib
 import importlib.util
 import os
 import sys
+import threading
 
 import tvm
 
 from ..core.targets import target_arch
 
 _INTRIN = "tvm.s_tir.tensor_intrin"
+_IMPORTING = threading.Lock()  # ranking builds tune contexts on several threads
 _INTRIN_OF_ARCH = {"x86_64": ("x86",), "aarch64": ("arm_cpu",), "arm": ("arm_cpu",)}
 
 
@@ -25,6 +27,11 @@ def register_cpu_tensor_intrinsics(target: tvm.target.Target | None = None) -> N
     submodule the default llvm schedule rules of that architecture may tensorize with: x86
     takes 0.5 s, Arm 8 s (its TVMScript is parsed at import), so neither pays for the other.
     """
+    with _IMPORTING:
+        _import_intrinsics(target)
+
+
+def _import_intrinsics(target: tvm.target.Target | None) -> None:
     import tvm.s_tir
 
     if _INTRIN not in sys.modules:

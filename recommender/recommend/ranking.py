@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import tvm
 
-from ..backend.fixes import register_cpu_tensor_intrinsics
 from ..core.interrupts import checkpoint
 from ..learn.cost_models import SCREEN_KEEP
 from ..learn.feature_cache import FeatureCache, candidate_key
@@ -107,14 +106,13 @@ def rank_candidates(
     spent = {"screen": time.perf_counter() - start}
     start = time.perf_counter()
 
-    def features(i: int) -> np.ndarray:
-        return _features(kernels[i].task, kept[i], target, family_of, target_family, cache)
+    def features(kernel: KernelResult, candidates: list[Candidate]) -> np.ndarray:
+        return _features(kernel.task, candidates, target, family_of, target_family, cache)
 
-    register_cpu_tensor_intrinsics(target)  # once, before threads would race to import them
     ranked = []
     pool = ThreadPoolExecutor(workers or len(os.sched_getaffinity(0)))
     try:
-        for kernel, candidates, X in zip(kernels, kept, pool.map(features, range(len(kernels)))):
+        for kernel, candidates, X in zip(kernels, kept, pool.map(features, kernels, kept)):
             checkpoint()
             applied = [c for c in candidates if c.applies]
             if applied:
