@@ -44,6 +44,14 @@ LEARNERS = {
         "two-stage",
         {"objective": "rank:ndcg", "keep": SCREEN_KEEP, "relative": True},
     ),
+    "xgb ndcg 31 grades (3% of throughput each) + shape distance": (
+        "xgb",
+        {"objective": "rank:ndcg", "grades": 31},
+    ),
+    "xgb ndcg 31 grades, linear gains + shape distance": (
+        "xgb",
+        {"objective": "rank:ndcg", "grades": 31, "exp_gain": False},
+    ),
     "xgb ndcg, stored features only": ("xgb", {"objective": "rank:ndcg", "derived": False}),
     "xgb pairwise + shape distance": ("xgb", {"objective": "rank:pairwise"}),
     "xgb ndcg depth 4 + shape distance": ("xgb", {"objective": "rank:ndcg", "max_depth": 4}),

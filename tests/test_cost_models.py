@@ -79,6 +79,18 @@ def test_xgb_ranker_beats_random_on_held_out_groups():
     )
 
 
+def test_ndcg_grades_beyond_xgboosts_exponential_gains_are_refused():
+    """31 grades (3% of throughput each) is the finest XGBoost's exponential NDCG gains take;
+    with linear gains any number is allowed."""
+    with pytest.raises(ValueError, match=r"grades must be in \[1, 31\]"):
+        cost_models.create("xgb", grades=40).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+    fine = cost_models.create("xgb", **SMALL["xgb"], grades=31)
+    linear = cost_models.create("xgb", **SMALL["xgb"], grades=100, exp_gain=False)
+    for ranker in (fine, linear):
+        ranker.fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+        assert ranker.score(X[TEST], Y[TEST], qid=QID[TEST]) > 0.8
+
+
 @pytest.mark.parametrize("relative", [False, True])
 def test_a_loaded_model_predicts_as_xgboost_did_and_checks_the_schema(tmp_path, relative):
     """A loaded model predicts from its JSON without XGBoost (``learn.trees``): the ranker's

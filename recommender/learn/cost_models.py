@@ -30,6 +30,10 @@ from .features import (
 # over 11 networks (docs/results/README.md, scripts/bench_rankers.py)
 OBJECTIVE = "rank:ndcg"
 RELEVANCE_GRADES = 10  # rank:ndcg learns round(10 x normalised throughput)
+# XGBoost's NDCG with exponential gains (2^grade - 1) accepts grades up to 31: at 31 a grade is
+# about 3% of throughput, near the timing noise (``evaluation.TIE``), where 10 grades put every
+# candidate within 5% of the best in one grade, so the first pick among them is not learned
+MAX_EXP_GRADES = 31
 SCREEN_KEEP = 16  # candidates per kernel the first stage of ranking keeps (a screen ranker)
 # One thread: XGBoost's OpenMP threads spin at each barrier, and on a 2-core machine with
 # anything else running, two threads fitted the ranker 6x slower than one (52 s vs 8.5 s); alone,
@@ -130,6 +134,7 @@ class XGBRanking(_Model):
     """XGBoost's learning-to-rank, one query group per target kernel."""
 
     name = "xgb"
+    _OWN = ("derived", "relative", "screen", "grades", "exp_gain")  # ours, not XGBRanker's
 
     def __init__(
         self,
@@ -142,6 +147,8 @@ class XGBRanking(_Model):
         derived: bool = True,
         relative: bool = False,
         screen: bool = False,
+        grades: int = RELEVANCE_GRADES,
+        exp_gain: bool = True,
     ):
         self.objective = objective
         self.n_estimators = n_estimators
@@ -151,11 +158,13 @@ class XGBRanking(_Model):
         self.derived = derived
         self.relative = relative
         self.screen = screen
+        self.grades = grades
+        self.exp_gain = exp_gain
 
     @property
     def params(self) -> dict:
         names = ("objective", "n_estimators", "max_depth", "learning_rate", "random_state")
-        return {k: getattr(self, k) for k in (*names, "derived", "relative", "screen")}
+        return {k: getattr(self, k) for k in (*names, *self._OWN)}
 
     @property
     def derived_names(self) -> tuple[str, ...]:
@@ -177,11 +186,12 @@ class XGBRanking(_Model):
     def fit(self, X, y, *, qid):
         X = _check_xy(X, y, qid)
         y = np.asarray(y, dtype=np.float64)
+        booster = {k: v for k, v in self.params.items() if k not in self._OWN}
         if self.objective == "rank:ndcg":  # NDCG's gains need integer relevance grades
-            y = np.round(y * RELEVANCE_GRADES)
-        booster = {
-            k: v for k, v in self.params.items() if k not in ("derived", "relative", "screen")
-        }
+            if self.exp_gain and not 1 <= self.grades <= MAX_EXP_GRADES:
+                raise ValueError(f"grades must be in [1, {MAX_EXP_GRADES}] with exponential gains")
+            y = np.round(y * self.grades)
+            booster["ndcg_exp_gain"] = self.exp_gain
         import xgboost
 
         self.booster_ = xgboost.XGBRanker(**booster, tree_method="hist", n_jobs=THREADS)
