@@ -61,7 +61,7 @@ LEARNERS = {
     "random": ("random", {}),
 }
 TRAINED = ("xgb", "two-stage", "sklearn")  # the learners with settings to choose among
-COLUMNS = ("top1", "top2", "top3", "top5", "recall@1", "recall@3", "pairwise", "ndcg@5")
+COLUMNS = ("top1", "top2", "top3", "top5", "recall@1", "hit@1", "recall@3", "pairwise", "ndcg@5")
 
 
 def main() -> None:
@@ -122,7 +122,8 @@ def main() -> None:
     if nested:
         print(
             f"\nnested leave-one-model-out over the trained rankers, chosen by top-1: "
-            f"{nested['mean']['top1']:.3f} top-1, {nested['mean']['recall@1']:.3f} recall@1 "
+            f"{nested['mean']['top1']:.3f} top-1, {nested['mean']['recall@1']:.3f} recall@1, "
+            f"{nested['mean']['hit@1']:.3f} hit@1 "
             f"(chosen on all networks: {nested['chosen_on_all']!r}, "
             f"{means[nested['chosen_on_all']]['top1']:.3f})"
         )

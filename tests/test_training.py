@@ -12,6 +12,7 @@ from recommender.learn.dataset import load_dataset
 from recommender.learn.evaluation import (
     ANCHOR_COLUMN,
     first_pick_anchor,
+    kernel_metrics,
     leave_one_model_out,
     mean_metrics,
     nested_leave_one_model_out,
@@ -83,6 +84,18 @@ def test_the_levels_say_what_anchor_transfers_add_to_a_networks_pools():
     assert levels["anchor_only_kernels"] == 0.5
     assert levels["exact_only_top1"] == pytest.approx((4 / 10 + 1 / 2) / 2)  # untuned, 2 ms
     assert first_pick_anchor(test, scores=np.array([1.0, 0.0, 1.0, 0.0])) == 0.5
+
+
+def test_a_first_pick_within_the_timing_noise_of_the_fastest_is_a_hit_not_a_recall():
+    """Candidates at 1.00, 1.01 (1% slower: noise), 1.50 ms and one that failed; the ranker
+    puts the 1.01 ms one first."""
+    kernel = KernelData("net", "k", "c", 1, 10e-3, np.zeros((0, 0)), *[np.zeros(0)] * 2, [])
+    run_s = np.array([1.00e-3, 1.01e-3, 1.50e-3, np.nan])
+    metrics = kernel_metrics(kernel, run_s, scores=np.array([0.5, 0.9, 0.1, 0.7]))
+    assert metrics["recall@1"] == 0.0 and metrics["hit@1"] == 1.0
+    assert metrics["recall@3"] == 1.0 and metrics["top1"] == pytest.approx(1 / 1.01)
+    slow_first = kernel_metrics(kernel, run_s, scores=np.array([0.5, 0.4, 0.9, 0.7]))
+    assert slow_first["hit@1"] == slow_first["hit@2"] == 0.0 and slow_first["hit@3"] == 1.0
 
 
 def test_saved_model_predicts_identically_and_refuses_another_architecture(

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..core import paths
 from .common import add_command, dataset_option, format_table, print_json, relative
 
-COLUMNS = ["top1", "top5", "recall@1", "recall@3", "pairwise", "ndcg@5"]
+COLUMNS = ["top1", "top5", "recall@1", "hit@1", "recall@3", "pairwise", "ndcg@5"]
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

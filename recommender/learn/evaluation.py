@@ -9,6 +9,9 @@ candidates (which come from the other networks' logs only). Metrics per network:
   recommender keeps after timing k); oracle = the same over all candidates (what exhaustive
   transfer-tuning, the paper's method, keeps after timing all). 1.0 = as good as timing all.
 - ``recall@k``: the truly fastest candidate is among the top k.
+- ``hit@k``: a candidate among the top k runs within ``TIE`` of the fastest: as fast as it, within
+  the timing noise (candidates a few percent apart swap places between two timings; where several
+  are, ``recall@k`` asks the ranker to predict the noise).
 - ``pairwise``: share of candidate pairs (both valid, times > 2% apart) ordered correctly.
 - ``ndcg@5``: of the normalised throughput.
 - failure prediction: precision and recall of P(fail) > 0.5 on the held-out candidates.
@@ -73,8 +76,10 @@ def kernel_metrics(kernel: KernelData, run_s: np.ndarray, scores: np.ndarray) ->
     if ok.any():
         best = np.flatnonzero(ok)[np.argmin(run_s[ok])]
         position = int(np.flatnonzero(order == best)[0])
+        near = run_s[order] <= run_s[best] * (1 + TIE)  # NaN (failed) compares False
         for k in KS:
             metrics[f"recall@{k}"] = float(position < k)
+            metrics[f"hit@{k}"] = float(near[:k].any())
     pairs = correct = 0.0
     valid = np.flatnonzero(ok)
     for a in range(len(valid)):
