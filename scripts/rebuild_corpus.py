@@ -8,8 +8,9 @@ For another machine or target (an edge board through RPC: ``--rpc HOST:PORT:KEY`
 ``$RECOMMENDER_HOME``, or ``--corpus``). ``--layout NCHW16c`` and ``--fast-math`` make a corpus
 whose networks' convolutions are tuned blocked by 16 channels and whose ``exp``/``erf``/``tanh``
 are polynomials (``core.configuration``); a corpus keeps its configuration.
-``--training-targets`` also measures the dataset's 23 networks without a log
-(``learn.dataset.TRAINING_TARGETS``; needs the ``zoo`` extra), before the model is trained.
+``--training-targets`` then also measures the dataset's 23 networks without a log
+(``learn.dataset.TRAINING_TARGETS``; needs the ``zoo`` extra) and trains again: the model
+trained on the tuned networks alone serves meanwhile (hours of timing separate the two).
 Every step resumes: rerun the same command after an interruption
 and finished work is kept. The dataset's measurements of the zoo networks are the pools the
 evaluation's exhaustive runs time: ``recommender evaluate`` reads them instead of timing again.
@@ -21,6 +22,7 @@ another CPU-heavy job runs are wrong.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import sys
@@ -29,6 +31,7 @@ from recommender.cli.common import configuration_options
 from recommender.cli.main import main as cli
 from recommender.core import configuration, corpora, paths
 from recommender.core.targets import parse_target
+from recommender.learn.dataset import training_targets
 from recommender.logs.tuning_log import TuningLog
 from recommender.networks.zoo import load_zoo_network, zoo_names
 from recommender.tasks.extract import extract_tasks
@@ -92,16 +95,29 @@ def main() -> int:
             status = cli(["collect", name, "--trials-per-task", str(args.trials_per_task), *common])
             if status:
                 return status  # interrupted: the next run resumes here
-    print("transfer-benefit dataset (resumable) ...")
-    targets = ["--training-targets"] if args.training_targets else []
-    status = cli(["dataset", "build", *networks, *targets, *common])
-    if status:
-        return status
-    print("default cost model ...")
     corpus = ["--corpus", str(choice.corpus.root)]
-    return cli(["train", *corpus]) or cli(
-        ["evaluate-model", *corpus, "--plot", str(paths.default_model() / "score_vs_k.png")]
-    )
+    trained_before_targets = bool(training_targets(paths.transfer()))  # a resumed second part
+    print("transfer-benefit dataset of the tuned networks (resumable) ...")
+    status = cli(["dataset", "build", *networks, *common])
+    if not status and not trained_before_targets:
+        status = train(corpus)
+    if status or not args.training_targets:
+        return status
+    print("transfer-benefit dataset of the training targets (resumable) ...")
+    return cli(["dataset", "build", *networks, "--training-targets", *common]) or train(corpus)
+
+
+def train(corpus: list[str]) -> int:
+    """Fit the corpus's cost model and evaluate it leave-one-model-out: the table and the plot
+    beside the model (``evaluation.json``, ``score_vs_k.png``)."""
+    print("default cost model ...")
+    if status := cli(["train", *corpus]):
+        return status
+    model = paths.default_model()
+    with open(model / "evaluation.json", "w") as out, contextlib.redirect_stdout(out):
+        status = cli(["evaluate-model", *corpus, "--json", "--plot", str(model / "score_vs_k.png")])
+    print(f"leave-one-model-out evaluation: {model / 'evaluation.json'}")
+    return status
 
 
 if __name__ == "__main__":
