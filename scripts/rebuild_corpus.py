@@ -9,7 +9,7 @@ For another machine or target (an edge board through RPC: ``--rpc HOST:PORT:KEY`
 whose networks' convolutions are tuned blocked by 16 channels and whose ``exp``/``erf``/``tanh``
 are polynomials (``core.configuration``); a corpus keeps its configuration.
 ``--training-targets`` then also measures the dataset's 23 networks without a log
-(``learn.dataset.TRAINING_TARGETS``; needs the ``zoo`` extra) and trains again: the model
+(``learn.target_networks.TRAINING_TARGETS``; needs the ``zoo`` extra) and trains again: the model
 trained on the tuned networks alone serves meanwhile (hours of timing separate the two).
 Every step resumes: rerun the same command after an interruption
 and finished work is kept. The dataset's measurements of the zoo networks are the pools the

@@ -33,8 +33,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="MODEL",
         help="also measure these networks as targets only (zoo, hf:, tv: names or files; "
-        "without names: the 23 of learn.dataset.TRAINING_TARGETS): more kernels to learn from, "
-        "never held out by the evaluation",
+        "without names: the 23 of learn.target_networks.TRAINING_TARGETS): more kernels to "
+        "learn from, never held out by the evaluation",
     )
     target_options(p)
     rpc_option(p)
@@ -42,7 +42,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def cmd_dataset_build(args) -> int:
     from ..core.targets import RemoteDevice, parse_target
-    from ..learn.dataset import TRAINING_TARGETS, build_dataset
+    from ..learn.dataset import build_dataset
+    from ..learn.target_networks import TRAINING_TARGETS
     from ..logs.sources import log_dir
     from ..networks.zoo import load_zoo_network, zoo_names
 
@@ -77,7 +78,7 @@ def training_targets(specs: list[str], logs: dict) -> dict:
     from tqdm import tqdm
 
     from ..core.errors import InputError
-    from ..learn.dataset import TRAINING_TARGETS
+    from ..learn.target_networks import TRAINING_TARGETS
     from ..networks.frontends import load_network
 
     loaded = {}

@@ -57,36 +57,6 @@ logger = logging.getLogger(__name__)
 
 
 DEFAULT_TOP_N = 3
-# Networks measured as targets only (issue 26): no log of theirs is a source, so they add kernels
-# and shapes to learn from without tuning, and the evaluation never holds them out. Each with
-# the zoo family it belongs to (the pair feature ``p_same_family``). Measured in this order: the
-# seven transformers first (their pools are small, 150-200 candidates for BERT, where a
-# convolutional network has 1000-4000, and the zoo has only two), then the classifiers.
-TRAINING_TARGETS = {
-    "hf:distilbert-base-uncased": "bert",
-    "hf:roberta-base": "bert",
-    "hf:albert-base-v2": "bert",
-    "hf:electra-small-discriminator": "bert",
-    "hf:squeezebert-uncased": "bert",
-    "hf:gpt2": "gpt",
-    "tv:vit_b_16": "vit",
-    "tv:resnet34": "resnet",
-    "tv:resnet101": "resnet",
-    "tv:resnext50_32x4d": "resnet",
-    "tv:wide_resnet50_2": "resnet",
-    "tv:densenet121": "densenet",
-    "tv:vgg11": "vgg",
-    "tv:squeezenet1_1": "squeezenet",
-    "tv:inception_v3": "inception",
-    "tv:mobilenet_v3_large": "mobilenet",
-    "tv:mobilenet_v3_small": "mobilenet",
-    "tv:shufflenet_v2_x1_0": "shufflenet",
-    "tv:mnasnet0_5": "mnasnet",
-    "tv:efficientnet_b2": "efficientnet",
-    "tv:regnet_y_400mf": "regnet",
-    "tv:regnet_x_1_6gf": "regnet",
-    "tv:convnext_tiny": "convnext",
-}
 
 
 def _provenance(
@@ -145,43 +115,31 @@ def build_dataset(
     below reads them back).
 
     One file per (target kernel, source model), so a log added to the corpus later only adds
-    files, and a file only gets the records it lacks. Returns the files written or present.
+    files, and a file only gets the records it lacks. Every network's pools are read first, so
+    the progress bar counts (and estimates the time of) the whole build, which takes hours.
+    Returns the files written or present.
     """
     _provenance(directory, target, top_n, list(training_targets))
     sources = load_sources(logs, target, top_n=top_n)
     family_of = families(networks)
-    written = []
+    written: list[Path] = []
+    plans = []  # per network: its kernels with the files they lack records in
     for name, network in networks.items():
-        out = directory / name
-        out.mkdir(exist_ok=True)
-        todo, pending = [], 0  # per kernel: the files it lacks records in, with those records
         others = SourceIndex(s for s in sources if s.model != name)
-        for index, task in enumerate(extract_tasks(network, target)):
-            pool = others.pool(task)
-            files = []
-            for model in sorted(logs):
-                same = [(s, level) for s, level in pool if s.model == model]
-                path = out / f"{index:03d}-{model}.npz"
-                if not same:  # the source log no longer has records of this class
-                    path.unlink(missing_ok=True)
-                    continue
-                held, stale = _held_rows(path, {s.trace_key for s, _ in same})
-                missing = [(s, lv) for s, lv in same if not held or s.trace_key not in held.records]
-                if missing:
-                    files.append((path, missing, held))
-                    pending += len(missing)
-                    continue
-                if stale:
-                    held.save(path)
-                written.append(path)
-            if files:
-                todo.append((task, files))
-        # the other networks' journals too: a kernel another network shares is not timed again
-        journal = Journal(out / JOURNAL, target, dataset_journals(directory, target, besides=name))
-        on_chunk = journal.append if journal.fits() else None
-        if on_chunk is None:
-            logger.warning("%s: made for another target, not written", journal.path)
-        with tqdm(total=pending, desc=f"dataset {name}", unit="cand", disable=not progress) as bar:
+        todo = _missing(network, target, others, sorted(logs), directory / name, written)
+        plans.append((name, todo))
+    pending = sum(len(m) for _, todo in plans for _, files in todo for _, m, _ in files)
+    with tqdm(total=pending, desc="dataset", unit="cand", disable=not progress) as bar:
+        for name, todo in plans:
+            if not todo:
+                continue
+            bar.set_description(f"dataset {name}")
+            # the other networks' journals too: a kernel another network shares is timed once
+            others = dataset_journals(directory, target, besides=name)
+            journal = Journal(directory / name / JOURNAL, target, others)
+            on_chunk = journal.append if journal.fits() else None
+            if on_chunk is None:
+                logger.warning("%s: made for another target, not written", journal.path)
             for batch in _batches(todo):
                 kernels = [  # one per kernel, its untuned workload timed once for all its files
                     KernelResult(
@@ -204,6 +162,41 @@ def build_dataset(
                         written.append(path)
                         bar.update(len(missing))
     return written
+
+
+def _missing(
+    network: Network,
+    target: tvm.target.Target,
+    others: SourceIndex,
+    models: list[str],
+    out: Path,
+    written: list[Path],
+) -> list:
+    """``network``'s kernels whose files in ``out`` lack records of their pool (``others``):
+    per kernel, (task, [(file, missing (source, level) pairs, rows held)]). Complete files go to
+    ``written``; the rows of records that left the pool are dropped from them."""
+    out.mkdir(exist_ok=True)
+    todo = []
+    for index, task in enumerate(extract_tasks(network, target)):
+        pool = others.pool(task)
+        files = []
+        for model in models:
+            same = [(s, level) for s, level in pool if s.model == model]
+            path = out / f"{index:03d}-{model}.npz"
+            if not same:  # the source log no longer has records of this class
+                path.unlink(missing_ok=True)
+                continue
+            held, stale = _held_rows(path, {s.trace_key for s, _ in same})
+            missing = [(s, lv) for s, lv in same if not held or s.trace_key not in held.records]
+            if missing:
+                files.append((path, missing, held))
+                continue
+            if stale:
+                held.save(path)
+            written.append(path)
+        if files:
+            todo.append((task, files))
+    return todo
 
 
 def add_transfer_run(run: TransferRun, directory: Path, family_of: dict[str, str]) -> list[Path]:
