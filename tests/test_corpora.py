@@ -115,6 +115,14 @@ def test_on_another_cpu_a_corpus_of_most_of_the_zoo_serves_ranked_by_the_pooled_
     assert without.corpus.name == "znver3"  # its own model is then the only one to rank with
 
 
+def test_a_corpus_given_without_a_model_of_its_own_ranks_with_the_pooled_model(base):
+    fake_corpus(base, "mine", "znver5")  # e.g. the user's own logs, imported
+    (base / "pooled").mkdir()
+    (base / "pooled" / "metadata.json").write_text("{}")
+    choice = choose(llvm("znver5"), "mine", base=base, pooled=base / "pooled")
+    assert choice.exact and choice.model == base / "pooled"
+
+
 def test_a_corpus_keeps_the_configuration_it_prepares_networks_by(base):
     assert configuration.read(base / "znver3") == Configuration()  # no corpus.json: the paper's
     configuration.configure(base / "blocked", layout="NCHW16c")  # a new corpus

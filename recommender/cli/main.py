@@ -20,6 +20,7 @@ from . import (
     corpora,
     dataset,
     evaluate,
+    import_log,
     recommend,
     tasks,
     train,
@@ -28,7 +29,21 @@ from . import (
 )
 
 # in the order of the data flow, as `recommender --help` lists them
-COMMANDS = (zoo, corpora, tasks, collect, transfer, dataset, recommend, train, evaluate, compare)
+COMMANDS = (
+    zoo,
+    corpora,
+    tasks,
+    collect,
+    import_log,
+    transfer,
+    dataset,
+    recommend,
+    train,
+    evaluate,
+    compare,
+)
+# commands that read no corpus, or choose their own (import-log: the corpus of its log's CPU)
+OWN_CORPUS = ("zoo", "corpora", "import-log")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     import_tvm_without_torch()
     try:
         with ctrl_c_stops_gently():
-            if args.command not in ("zoo", "corpora"):
+            if args.command not in OWN_CORPUS:
                 _use_corpus(args)
             return args.func(args)
     except RecommenderError as err:

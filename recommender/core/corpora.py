@@ -122,10 +122,12 @@ class Choice:
 
     @property
     def model(self) -> Path:
-        """The cost model to rank with: the corpus's own on its CPU; elsewhere the model trained
-        on every corpus, where there is one (it ranked better than each CPU's own model on both
-        CPUs measured, docs/results/cross_cpu_models.json)."""
-        if not self.exact and (self.pooled / "metadata.json").is_file():
+        """The cost model to rank with: the corpus's own on its CPU; elsewhere, or for a corpus
+        without one (logs imported or still being tuned), the model trained on every corpus,
+        where there is one (it ranked better than each CPU's own model on both CPUs measured,
+        docs/results/cross_cpu_models.json)."""
+        fallback = not self.exact or not self.corpus.has_model
+        if fallback and (self.pooled / "metadata.json").is_file():
             return self.pooled
         return self.corpus.root / "models" / "default"
 
@@ -170,7 +172,8 @@ def choose(
     arch = triple.split("-")[0]
     given = explicit or os.environ.get("RECOMMENDER_HOME")
     if given:
-        return _given(given, cpu, "--corpus" if explicit else "RECOMMENDER_HOME", writing, base)
+        how = "--corpus" if explicit else "RECOMMENDER_HOME"
+        return _given(given, cpu, how, writing, base, pooled)
     if writing:
         home = base / cpu
         corpus = Corpus.read(home) or Corpus.new(home, cpu, arch)
@@ -213,7 +216,9 @@ def choose(
     return Choice(best, why, exact=False, pooled=pooled)  # the model its choice assumed
 
 
-def _given(given: str | Path, cpu: str, how: str, writing: bool, base: Path) -> Choice:
+def _given(
+    given: str | Path, cpu: str, how: str, writing: bool, base: Path, pooled: Path
+) -> Choice:
     path = Path(given).expanduser()
     named = base / str(given)  # a bare name: a corpus under corpora/, made there if new
     if not path.is_dir() and (named.is_dir() or (writing and len(Path(given).parts) == 1)):
@@ -222,7 +227,7 @@ def _given(given: str | Path, cpu: str, how: str, writing: bool, base: Path) -> 
         names = ", ".join(c.name for c in find_corpora(base)) or "none"
         raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
     corpus = Corpus.read(path) or Corpus.new(path, cpu, "")
-    return Choice(corpus, f"given by {how}", exact=corpus.cpu == cpu)
+    return Choice(corpus, f"given by {how}", exact=corpus.cpu == cpu, pooled=pooled)
 
 
 _WARNED: set[tuple[str, str]] = set()  # (corpus CPU, target CPU) pairs this command warned of
