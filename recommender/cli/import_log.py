@@ -57,7 +57,7 @@ def cmd_import_log(args) -> int:
     print(f"corpus: {choice.corpus.name} ({choice.why})", file=sys.stderr)
     configuration.configure(choice.corpus.root, layout=args.layout, fast_math=args.fast_math)
     config = configuration.read(choice.corpus.root)
-    imported = import_log(log, choice.corpus.logs / name, config)
+    imported = import_log(log, choice.corpus.logs / name, config, progress=not args.json)
     result = {
         "log": str(imported.path),
         "corpus": choice.corpus.name,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tvm
+from tqdm import tqdm
 from tvm.s_tir import meta_schedule as ms
 
 from ..core.configuration import Configuration, block_of
@@ -70,7 +71,9 @@ def read_foreign_log(work_dir: Path, target: tvm.target.Target | None = None) ->
     )
 
 
-def import_log(log: ForeignLog, dest: Path, configuration: Configuration) -> Imported:
+def import_log(
+    log: ForeignLog, dest: Path, configuration: Configuration, *, progress: bool = True
+) -> Imported:
     """Write ``log`` to ``dest`` (a new log directory of a corpus of ``configuration``) with the
     provenance a corpus log has, without the records whose trace this TVM cannot parse.
 
@@ -81,7 +84,8 @@ def import_log(log: ForeignLog, dest: Path, configuration: Configuration) -> Imp
         raise InputError("the corpus has a log of this name already; choose another", path=dest)
     source = TuningLog(log.work_dir)
     _check_configuration(log.workloads, configuration, source.workloads_path)
-    kept = [row for row in log.rows if _parses(row, log.workloads)]
+    rows = tqdm(log.rows, desc="parsing records", unit="rec", disable=not progress)
+    kept = [row for row in rows if _parses(row, log.workloads)]  # each trace replayed: 5-20 ms
     if log.rows and not kept:
         raise InputError(
             f"none of the {len(log.rows)} records parses with TVM {tvm.__version__}: "
