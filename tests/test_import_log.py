@@ -103,7 +103,9 @@ def test_a_configuration_the_workloads_contradict_is_refused(ms_work_dir, tmp_pa
     assert "conv2d_nchw" in err and "is unblocked" in err and "--layout native" in err
 
 
-def test_a_log_name_is_checked_where_it_is_parsed(ms_work_dir, capsys):
+def test_a_log_name_is_checked_where_it_is_parsed(ms_work_dir, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["import-log", str(ms_work_dir), "--name", "all"])
     assert "not all or paper. Got 'all' instead." in capsys.readouterr().err
+    assert import_log(ms_work_dir, tmp_path / "c", "--name", "resnet18") == 2
+    assert "'resnet18' is a zoo network" in capsys.readouterr().err

@@ -47,10 +47,17 @@ def cmd_import_log(args) -> int:
     """The corpus is the one of the CPU the log was tuned for (``corpora.choose`` for writing),
     so it is chosen here, once the log's target is read."""
     from ..core import configuration, corpora
+    from ..core.errors import InputError
     from ..core.targets import parse_target
     from ..logs.imported import import_log, read_foreign_log
+    from ..networks.zoo import zoo_index
 
     name = args.name or log_name(args.work_dir.resolve().name)
+    if name in zoo_index():
+        raise InputError(
+            f"{name!r} is a zoo network: its log is the evaluation's MetaSchedule reference, "
+            "made by `recommender collect`; import yours under another name (--name)"
+        )
     given = parse_target(args.target) if args.target else None
     log = read_foreign_log(args.work_dir, given)
     choice = corpora.choose(log.target, explicit=args.corpus, writing=True)
