@@ -23,6 +23,8 @@ import tvm
 from tqdm import tqdm
 from tvm.s_tir import meta_schedule as ms
 
+from ..backend import fp32_intrinsics
+from ..backend.fixes import register_cpu_tensor_intrinsics
 from ..core.configuration import Configuration, block_of
 from ..core.errors import InputError
 from ..core.targets import target_arch, target_key
@@ -84,6 +86,8 @@ def import_log(
         raise InputError("the corpus has a log of this name already; choose another", path=dest)
     source = TuningLog(log.work_dir)
     _check_configuration(log.workloads, configuration, source.workloads_path)
+    register_cpu_tensor_intrinsics(log.target)  # traces tensorized with them name them
+    fp32_intrinsics.register()
     rows = tqdm(log.rows, desc="parsing records", unit="rec", disable=not progress)
     kept = [row for row in rows if _parses(row, log.workloads)]  # each trace replayed: 5-20 ms
     if log.rows and not kept:
