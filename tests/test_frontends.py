@@ -48,6 +48,29 @@ def test_onnx_model_loads_and_yields_a_conv_task(tmp_path):
     assert [t.kernel_class.summary for t in tasks] == ["pad+conv2d_nchw+compute"]
 
 
+def test_a_model_file_is_imported_once_whatever_its_name(tmp_path, monkeypatch, caplog):
+    """The second load of the same content reads the cached Relax module; another content, or
+    an unreadable cache entry, is imported again."""
+    from recommender.networks import import_cache, onnx_prepare
+
+    first = load_network(str(tiny_onnx(tmp_path / "tiny.onnx")))
+    imported = []
+    real = onnx_prepare.onnx_to_relax
+    monkeypatch.setattr(onnx_prepare, "onnx_to_relax", lambda *a: imported.append(a) or real(*a))
+    (tmp_path / "copy").mkdir()
+    copy = tiny_onnx(tmp_path / "copy" / "tiny.onnx")
+    again = load_network(str(copy))
+    assert not imported and tvm.ir.structural_equal(again.mod, first.mod)
+    changed = onnx.load(str(copy))
+    changed.graph.node[1].op_type = "Sigmoid"
+    onnx.save(changed, str(copy))
+    assert "sigmoid" in load_network(str(copy)).mod.script() and len(imported) == 1
+    for entry in (import_cache.paths.cache_root() / "networks").glob("*.json.gz"):
+        entry.write_bytes(b"not gzip")
+    assert tvm.ir.structural_equal(load_network(str(copy)).mod, load_network(str(copy)).mod)
+    assert len(imported) == 2 and "unreadable cached import" in caplog.text
+
+
 def test_relax_json_model_loads_plain_and_gzipped(conv_json, tmp_path):
     gz = tmp_path / "tinyconv.json.gz"
     gz.write_bytes(gzip.compress(conv_json.read_bytes()))

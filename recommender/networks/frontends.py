@@ -12,6 +12,7 @@ from tvm import relax
 
 from ..core.errors import InputError
 from . import huggingface, torchvision_models
+from .import_cache import cached_import, file_digest
 from .network import Network, inputs_of
 from .zoo import load_zoo_network, zoo_index
 
@@ -52,13 +53,21 @@ def load_network(
     if seq_len is not None and not huggingface.is_hf_name(spec):
         raise InputError(f"--seq-len applies to hf: models, not to {spec}")
     if huggingface.is_hf_name(spec):
-        program = huggingface.export_program(spec, seq_len=seq_len or huggingface.DEFAULT_SEQ_LEN)
-        mod = _relax_from_program(program, source=spec)
         name = huggingface.known_name(spec)
+        tokens = seq_len or huggingface.DEFAULT_SEQ_LEN
+        mod = cached_import(
+            {"hf": name, "seq_len": tokens, "configuration": huggingface.KNOWN[name]},
+            lambda: _relax_from_program(
+                huggingface.export_program(spec, seq_len=tokens), source=spec
+            ),
+        )
         return Network(name, mod, inputs_of(mod), weights_seed=seed)
     if torchvision_models.is_tv_name(spec):
-        mod = _relax_from_program(torchvision_models.export_program(spec), source=spec)
-        name = torchvision_models.known_name(spec)
+        name = spec.removeprefix(torchvision_models.PREFIX)  # checked when first imported
+        mod = cached_import(
+            {"tv": name},
+            lambda: _relax_from_program(torchvision_models.export_program(spec), source=spec),
+        )
         return Network(name, mod, inputs_of(mod), weights_seed=seed)
     if spec in zoo_index():
         return load_zoo_network(spec, seed=seed)
@@ -74,11 +83,15 @@ def load_network(
     if is_onnx:
         from .onnx_prepare import onnx_to_relax
 
-        mod = onnx_to_relax(path, input_shapes or {})
+        shapes = {k: list(v) for k, v in sorted((input_shapes or {}).items())}
+        mod = cached_import(
+            {"onnx": file_digest(path), "input_shapes": shapes},
+            lambda: onnx_to_relax(path, input_shapes or {}),
+        )
     elif suffixes in (".json", ".json.gz") or path.suffix == ".json":
         mod = _from_relax_json(path)
     elif path.suffix == ".pt2":
-        mod = _from_exported_program(path)
+        mod = cached_import({"pt2": file_digest(path)}, lambda: _from_exported_program(path))
     else:
         raise InputError(
             f"unsupported model format {path.suffix!r}; use .onnx, .json, .json.gz or .pt2",
