@@ -89,7 +89,7 @@ def import_log(
     register_cpu_tensor_intrinsics(log.target)  # traces tensorized with them name them
     fp32_intrinsics.register()
     rows = tqdm(log.rows, desc="parsing records", unit="rec", disable=not progress)
-    kept = [row for row in rows if _parses(row, log.workloads)]  # each trace replayed: 5-20 ms
+    kept = [row for row in rows if _parses(row, log.workloads)]  # a replay each: ~5 ms
     if log.rows and not kept:
         raise InputError(
             f"none of the {len(log.rows)} records parses with TVM {tvm.__version__}: "
