@@ -29,7 +29,7 @@ from ..core.configuration import Configuration, block_of
 from ..core.errors import InputError
 from ..core.targets import target_arch, target_key
 from ..tasks.workload import blocks_of
-from .tuning_log import PROVENANCE, RECORDS, WORKLOADS, TuningLog
+from .tuning_log import PROVENANCE, RECORDS, WORKLOADS, TuningLog, json_lines
 
 EXACT_CALLS = ("T.exp(", "T.erf(", "T.tanh(", "T.sigmoid(")  # what fast math replaces
 
@@ -64,7 +64,7 @@ def read_foreign_log(work_dir: Path, target: tvm.target.Target | None = None) ->
         if not required.is_file():
             raise InputError("not a MetaSchedule work dir: file missing", path=required)
     log.validate(repair=False)  # every line JSON, every record naming a stored workload
-    rows = [json.loads(line) for line in _lines(log.records_path)]
+    rows = json_lines(log.records_path)
     return ForeignLog(
         work_dir,
         _workloads(log.workloads_path),
@@ -119,15 +119,11 @@ def import_log(
     return Imported(dest, len(log.workloads), len(kept), dropped)
 
 
-def _lines(path: Path) -> list[str]:
-    return [line for line in path.read_text().splitlines() if line.strip()]
-
-
 def _workloads(path: Path) -> list[ms.database.Workload]:
     workloads = []
-    for number, line in enumerate(_lines(path), start=1):
+    for number, row in enumerate(json_lines(path), start=1):
         try:
-            workloads.append(ms.database.Workload.from_json(json.loads(line)))
+            workloads.append(ms.database.Workload.from_json(row))
         except Exception as err:  # noqa: BLE001 - TVM raises its own error kinds
             raise InputError(
                 f"workload does not parse with TVM {tvm.__version__} ({type(err).__name__}): "

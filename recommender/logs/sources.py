@@ -23,7 +23,7 @@ from ..core.lazy import lazy
 from ..core.targets import same_cpu
 from ..tasks.workload import KernelClass, WorkloadDescriptor, describe, kernel_class
 from . import source_index
-from .tuning_log import FAILED_RUN_S, TuningLog
+from .tuning_log import FAILED_RUN_S, TuningLog, json_lines
 
 logger = logging.getLogger(__name__)
 
@@ -208,10 +208,9 @@ def _index_log(log: TuningLog, top_n: int) -> list[dict]:
     per workload, and only the picked ones' workloads are classified and described.
     """
     log.validate(repair=False)
-    workloads = [json.loads(line) for line in _lines(log.workloads_path)]
+    workloads = json_lines(log.workloads_path)
     by_workload: dict[int, list[tuple[float, list]]] = defaultdict(list)
-    for line in _lines(log.records_path):
-        index, record_json = json.loads(line)
+    for index, record_json in json_lines(log.records_path):
         secs = [float(s) for s in record_json[1] or []]
         run_s = statistics.median(secs) if secs else math.inf
         if run_s < FAILED_RUN_S:
@@ -234,7 +233,3 @@ def _index_log(log: TuningLog, top_n: int) -> list[dict]:
     except OSError as err:
         logger.warning("%s: cannot store the source index (%s)", log.path, err)
     return entries
-
-
-def _lines(path: Path) -> list[str]:
-    return [line for line in path.read_text().splitlines() if line.strip()]

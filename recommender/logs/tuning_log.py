@@ -88,6 +88,11 @@ def _read_json_lines(path: Path, *, repair: bool) -> list:
     return rows
 
 
+def json_lines(path: Path) -> list:
+    """Every row of a JSON-lines file (an error names the line of one that does not parse)."""
+    return _read_json_lines(path, repair=False)
+
+
 class TuningLog:
     """One network's tuning work dir. ``TuningLog.open`` validates; ``database()`` reads via TVM.
 
