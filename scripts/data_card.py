@@ -21,6 +21,7 @@ import numpy as np
 import tvm
 
 from recommender.core import corpora, paths
+from recommender.core.errors import InputError
 from recommender.core.targets import host_target
 from recommender.evaluate import endtoend
 from recommender.learn.dataset import dataset_provenance, load_dataset
@@ -126,7 +127,10 @@ def main() -> int:
     (paths.logs() / "README.md").write_text("\n".join(card))
     print("\n".join(card))
     if (paths.transfer() / "provenance.json").exists():
-        print(dataset_card(paths.transfer()))
+        try:
+            print(dataset_card(paths.transfer()))
+        except InputError as error:  # a build begun, nothing measured yet: no card to write
+            print(f"no dataset card: {error}")
     return 0
 
 
