@@ -13,7 +13,9 @@ worker of its own). When the corpus is another CPU's and this CPU's own corpus h
 log of the network, MetaSchedule tuned here (in its corpus's configuration) is timed in the
 same rounds and is the reference of a second ratio. Coverage (the share of FLOPs in
 kernels with a valid candidate) comes from each search's report. Writes
-``docs/results/anchor_transfer_<cpu>.json`` after every network. Run it alone on the machine.
+``docs/results/anchor_transfer_<cpu>.json`` after every network (``..._<cpu>_from_<corpus>.json``
+when the corpus is another CPU's, so that no file mixes two corpora). Run it alone on the
+machine.
 """
 
 from __future__ import annotations
@@ -124,7 +126,8 @@ def main() -> None:
     paths.use_corpus(choice.corpus.root, choice.model)
     cpu = str(target.attrs["mcpu"])
     here = None if choice.exact else {c.name: c for c in corpora.find_corpora()}.get(cpu)
-    result_path = paths.CHECKOUT / "docs" / "results" / f"anchor_transfer_{cpu}.json"
+    stem = cpu if choice.corpus.name == cpu else f"{cpu}_from_{choice.corpus.name}"
+    result_path = paths.CHECKOUT / "docs" / "results" / f"anchor_transfer_{stem}.json"
     results = read_json(result_path) or {"networks": {}}
     results |= {"cpu": cpu, "corpus": choice.corpus.name, "corpus_why": choice.why}
     for name in args.models:
