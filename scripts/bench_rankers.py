@@ -40,6 +40,14 @@ LEARNERS = {
         "two-stage",
         {"objective": "rank:ndcg", "keep": SCREEN_KEEP},
     ),
+    "xgb ndcg two-stage, the screen keeps 16": (
+        "two-stage",
+        {"objective": "rank:ndcg", "keep": 16},
+    ),
+    "xgb ndcg two-stage, the screen keeps 48": (
+        "two-stage",
+        {"objective": "rank:ndcg", "keep": 48},
+    ),
     "xgb ndcg two-stage + relative to the kernel": (
         "two-stage",
         {"objective": "rank:ndcg", "keep": SCREEN_KEEP, "relative": True},

@@ -97,8 +97,9 @@ def run(model: str, scenario: str, cache: Path, corpus: Path) -> dict:
         env=env,
         capture_output=True,
         text=True,
-        check=True,
     )
+    if out.returncode:
+        sys.exit(f"bench_ranking: scenario {scenario} failed:\n{out.stderr[-2000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     return result | {"process_s": round(time.perf_counter() - start, 2)}
 
@@ -130,6 +131,9 @@ def main() -> None:
             runs["cold_one_thread"].append(one)
             bare = Path(root) / "corpus"  # the corpus without its source index
             shutil.copytree(corpus / "models", bare / "models")
+            for name in ("corpus.json",):  # the configuration the logs were tuned in
+                if (corpus / name).exists():
+                    shutil.copy(corpus / name, bare / name)
             shutil.copytree(
                 paths.logs(),
                 bare / "datasets" / "logs",

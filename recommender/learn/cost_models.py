@@ -34,7 +34,10 @@ RELEVANCE_GRADES = 10  # rank:ndcg learns round(10 x normalised throughput)
 # about 3% of throughput, near the timing noise (``evaluation.TIE``), where 10 grades put every
 # candidate within 5% of the best in one grade, so the first pick among them is not learned
 MAX_EXP_GRADES = 31
-SCREEN_KEEP = 16  # candidates per kernel the first stage of ranking keeps (a screen ranker)
+# candidates per kernel the first stage of ranking keeps (a screen ranker): at 16 the screen cost
+# 0.03 top-1 and 0.06 top-3 on the Zen 5 corpus (BERT 0.89 -> 0.62); 32 keeps one stage's top-1
+# and about doubles the applying (scripts/bench_rankers.py, docs/results/rankers_znver5.json)
+SCREEN_KEEP = 32
 # One thread: XGBoost's OpenMP threads spin at each barrier, and on a 2-core machine with
 # anything else running, two threads fitted the ranker 6x slower than one (52 s vs 8.5 s); alone,
 # two gain about 15%. OMP_WAIT_POLICY=passive would fix it for every OpenMP library in the
