@@ -131,9 +131,8 @@ def main() -> None:
             runs["cold_one_thread"].append(one)
             bare = Path(root) / "corpus"  # the corpus without its source index
             shutil.copytree(corpus / "models", bare / "models")
-            for name in ("corpus.json",):  # the configuration the logs were tuned in
-                if (corpus / name).exists():
-                    shutil.copy(corpus / name, bare / name)
+            if (corpus / "corpus.json").exists():  # the configuration the logs were tuned in
+                shutil.copy(corpus / "corpus.json", bare / "corpus.json")
             shutil.copytree(
                 paths.logs(),
                 bare / "datasets" / "logs",
