@@ -115,7 +115,7 @@ def main() -> None:
         print(json.dumps(measure(args.model, args.measure)))
         return
 
-    from recommender.core import paths
+    from recommender.core import configuration, paths
     from recommender.core.targets import host_target
 
     corpus = paths.root()
@@ -131,8 +131,8 @@ def main() -> None:
             runs["cold_one_thread"].append(one)
             bare = Path(root) / "corpus"  # the corpus without its source index
             shutil.copytree(corpus / "models", bare / "models")
-            if (corpus / "corpus.json").exists():  # the configuration the logs were tuned in
-                shutil.copy(corpus / "corpus.json", bare / "corpus.json")
+            if (corpus / configuration.FILE).exists():  # what the logs were tuned in
+                shutil.copy(corpus / configuration.FILE, bare / configuration.FILE)
             shutil.copytree(
                 paths.logs(),
                 bare / "datasets" / "logs",
