@@ -63,6 +63,32 @@ def test_a_network_without_convolutions_has_the_same_kernels_in_every_layout(tar
     assert keys[str(NATIVE)] == keys[str(BLOCKED)]
 
 
+def test_a_network_with_no_convolution_to_block_is_left_as_it_is(target):
+    """ViT's only convolution, its patch embedding, reads the RGB input (3 channels, so it stays
+    NCHW): the network is not converted at all (``ConvertLayout`` dies with ``std::bad_alloc``
+    on ViT-B/16), and its kernels are the same in every layout."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 3, 16, 16), "float32"))
+    w = relax.Var("w", relax.TensorType((32, 3, 4, 4), "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            patches = bb.emit(relax.op.nn.conv2d(x, w, strides=4))
+            tokens = bb.emit(
+                relax.op.permute_dims(relax.op.reshape(patches, (1, 32, 16)), [0, 2, 1])
+            )
+            out = bb.emit_output(relax.op.add(tokens, tvm.tirx.FloatImm("float32", 1e-05)))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    network = Network("patch_embedding", mod, inputs_of(mod))
+    keys = {
+        str(c): [
+            t.structural_key for t in extract_tasks(network, target, configuration=c, cache=False)
+        ]
+        for c in (NATIVE, BLOCKED)
+    }
+    assert keys[str(NATIVE)] == keys[str(BLOCKED)]
+
+
 def conv_epsilon_net() -> Network:
     """conv2d, then ``+ T.float32(1e-05)``: a scalar operand, as the ONNX importer leaves batch
     norm's epsilon; ``ConvertLayout`` crashes (segfault) on one anywhere in the function."""

@@ -18,6 +18,7 @@ from tvm_ffi.serialization import from_json_graph_str
 from ..backend.fixes import register_cpu_tensor_intrinsics
 from ..core import paths
 from ..core.configuration import Configuration
+from ..core.errors import RecommenderError
 from ..core.lazy import lazy
 from ..networks.network import Network
 from . import layouts
@@ -137,7 +138,13 @@ def extract_tasks(
     path = _cache_path(network, target, config, layout_free) if cache else None
     tasks = _load_tasks(path) if path and path.exists() else None
     if tasks is None:
-        tasks = _extract(network, target, config, layout_free)
+        try:
+            tasks = _extract(network, target, config, layout_free)
+        except RuntimeError as err:  # TVM's errors; a build of many networks names the one
+            first = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+            raise RecommenderError(
+                f"{network.name}: TVM failed to lower or extract its tasks ({config}): {first}"
+            ) from err
         if path:
             _store_tasks(path, tasks)
     logger.info("%s: %d tasks", network.name, len(tasks))

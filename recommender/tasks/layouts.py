@@ -32,8 +32,8 @@ def convert(mod: tvm.IRModule, layout: str) -> tvm.IRModule:
     ones with ``OIHW1i{b}o``. As it is for ``native`` and for a network without convolutions
     (a transformer's tasks, and so its logs, are the same in every layout)."""
     block = block_of(layout)
-    if block is None or not _convolutions(mod):
-        return mod
+    if block is None or not any(_blocked(call, block) for call in _convolutions(mod)):
+        return mod  # nothing would be blocked (ViT's only convolution has an RGB input)
     desired = relax.transform.ConvertLayout({}, lambda call: _desired(call, block))
     return desired(_scalars_as_constants(mod))
 
@@ -68,12 +68,18 @@ def _desired(call: relax.Call, block: int) -> dict[str, list[str]]:
     convolution gets one: left without, a convolution after a blocked one fails the pass."""
     if str(getattr(call.op, "name", "")) != _CONV2D:
         return {}  # the others follow their inputs' layout
+    if not _blocked(call, block):
+        return {_CONV2D: ["NCHW", "OIHW"]}
+    weight = f"OIHW{block}i{block}o" if int(call.attrs.groups) == 1 else f"OIHW1i{block}o"
+    return {_CONV2D: [f"NCHW{block}c", weight]}
+
+
+def _blocked(call: relax.Call, block: int) -> bool:
+    """Whether convolution ``call`` can be blocked: its channels divide by ``block`` and it is
+    an ordinary or a depthwise convolution."""
     groups = int(call.attrs.groups)
     channels_in, channels_out = int(call.args[0].ty.shape[1]), int(call.args[1].ty.shape[0])
-    if channels_in % block or channels_out % block or groups not in (1, channels_in):
-        return {_CONV2D: ["NCHW", "OIHW"]}
-    weight = f"OIHW{block}i{block}o" if groups == 1 else f"OIHW1i{block}o"
-    return {_CONV2D: [f"NCHW{block}c", weight]}
+    return not (channels_in % block or channels_out % block or groups not in (1, channels_in))
 
 
 _BINARY = {
