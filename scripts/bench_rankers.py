@@ -62,6 +62,14 @@ LEARNERS = {
     ),
     "xgb ndcg, stored features only": ("xgb", {"objective": "rank:ndcg", "derived": False}),
     "xgb pairwise + shape distance": ("xgb", {"objective": "rank:pairwise"}),
+    "xgb regression (squared error) + shape distance": (
+        "xgb",
+        {"objective": "reg:squarederror"},
+    ),
+    "xgb regression two-stage": (
+        "two-stage",
+        {"objective": "reg:squarederror", "keep": SCREEN_KEEP},
+    ),
     "xgb ndcg depth 4 + shape distance": ("xgb", {"objective": "rank:ndcg", "max_depth": 4}),
     "sklearn-hgb + shape distance": ("sklearn", {}),
     "nearest-shape": ("nearest-shape", {}),

@@ -70,8 +70,10 @@ def test_nan_features_are_refused():
         cost_models.create("xgb").fit(bad, Y[:8], qid=QID[:8])
 
 
-def test_xgb_ranker_beats_random_on_held_out_groups():
-    xgb = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
+@pytest.mark.parametrize("objective", ["rank:ndcg", "rank:pairwise", "reg:squarederror"])
+def test_xgb_ranker_beats_random_on_held_out_groups(objective):
+    xgb = cost_models.create("xgb", **SMALL["xgb"], objective=objective)
+    xgb.fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
     rand = cost_models.create("random").fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
     assert (
         xgb.score(X[TEST], Y[TEST], qid=QID[TEST])
@@ -91,11 +93,15 @@ def test_ndcg_grades_beyond_xgboosts_exponential_gains_are_refused():
         assert ranker.score(X[TEST], Y[TEST], qid=QID[TEST]) > 0.8
 
 
-@pytest.mark.parametrize("relative", [False, True])
-def test_a_loaded_model_predicts_as_xgboost_did_and_checks_the_schema(tmp_path, relative):
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"relative": True}, {"objective": "reg:squarederror"}],
+    ids=["ranking", "relative", "regression"],
+)
+def test_a_loaded_model_predicts_as_xgboost_did_and_checks_the_schema(tmp_path, settings):
     """A loaded model predicts from its JSON without XGBoost (``learn.trees``): the ranker's
     scores are XGBoost's to the bit, the failure probabilities to float32 rounding (expf)."""
-    ranker = cost_models.create("xgb", **SMALL["xgb"], relative=relative)
+    ranker = cost_models.create("xgb", **SMALL["xgb"], **settings)
     ranker.fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
     failure = cost_models.FailureClassifier(n_estimators=10).fit(X[TRAIN], Y[TRAIN] < 0.3)
     data = model_files.data_hash(X[TRAIN], Y[TRAIN], QID[TRAIN])

@@ -36,6 +36,7 @@ from .training import TrainingSet, check_trainable, fit_ranker, training_set
 LEARNERS: dict[str, tuple[str, dict]] = {
     "xgb-pairwise": ("xgb", {"objective": "rank:pairwise"}),
     "xgb-ndcg": ("xgb", {"objective": "rank:ndcg"}),
+    "xgb-regression": ("xgb", {"objective": "reg:squarederror"}),
     "xgb-ndcg-two-stage": ("two-stage", {"objective": "rank:ndcg", "keep": SCREEN_KEEP}),
     "sklearn-hgb": ("sklearn", {}),
     "nearest-shape": ("nearest-shape", {}),
