@@ -43,69 +43,54 @@ def test_depthwise_convolutions_are_blocked_too_and_narrow_ones_stay_nchw(target
     assert endtoend.outputs_match(reference, blocked, network) is None
 
 
-def test_a_network_without_convolutions_has_the_same_kernels_in_every_layout(target):
-    """So a transformer's log serves a native corpus and a blocked one alike (a scalar
-    operand, as layer norm's epsilon, would otherwise become a constant tensor)."""
+def plus_epsilon_net(name: str, x_shape: tuple, w_shape: tuple, layer) -> Network:
+    """``layer(x, w) + T.float32(1e-05)``: a scalar operand, as the ONNX importer leaves batch
+    norm's epsilon; ``ConvertLayout`` crashes (segfault) on one anywhere in the function."""
     bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType((16, 64), "float32"))
-    w = relax.Var("w", relax.TensorType((64, 32), "float32"))
+    x = relax.Var("x", relax.TensorType(x_shape, "float32"))
+    w = relax.Var("w", relax.TensorType(w_shape, "float32"))
     with bb.function("main", [x, w]):
         with bb.dataflow():
-            y = bb.emit(relax.op.matmul(x, w))
+            y = bb.emit(layer(x, w))
             out = bb.emit_output(relax.op.add(y, tvm.tirx.FloatImm("float32", 1e-05)))
         bb.emit_func_output(out)
     mod = bb.get()
-    network = Network("matmul_eps", mod, inputs_of(mod))
-    keys = {
-        str(c): [t.structural_key for t in extract_tasks(network, target, configuration=c)]
+    return Network(name, mod, inputs_of(mod))
+
+
+def kernels_in_every_layout(network: Network, target) -> list[list[str]]:
+    return [
+        [t.structural_key for t in extract_tasks(network, target, configuration=c, cache=False)]
         for c in (NATIVE, BLOCKED)
-    }
-    assert keys[str(NATIVE)] == keys[str(BLOCKED)]
+    ]
+
+
+def test_a_network_without_convolutions_has_the_same_kernels_in_every_layout(target):
+    """So a transformer's log serves a native corpus and a blocked one alike (the scalar
+    operand would otherwise become a constant tensor)."""
+    network = plus_epsilon_net("matmul_eps", (16, 64), (64, 32), relax.op.matmul)
+    native, blocked = kernels_in_every_layout(network, target)
+    assert native == blocked
 
 
 def test_a_network_with_no_convolution_to_block_is_left_as_it_is(target):
     """ViT's only convolution, its patch embedding, reads the RGB input (3 channels, so it stays
     NCHW): the network is not converted at all (``ConvertLayout`` dies with ``std::bad_alloc``
     on ViT-B/16), and its kernels are the same in every layout."""
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType((1, 3, 16, 16), "float32"))
-    w = relax.Var("w", relax.TensorType((32, 3, 4, 4), "float32"))
-    with bb.function("main", [x, w]):
-        with bb.dataflow():
-            patches = bb.emit(relax.op.nn.conv2d(x, w, strides=4))
-            tokens = bb.emit(
-                relax.op.permute_dims(relax.op.reshape(patches, (1, 32, 16)), [0, 2, 1])
-            )
-            out = bb.emit_output(relax.op.add(tokens, tvm.tirx.FloatImm("float32", 1e-05)))
-        bb.emit_func_output(out)
-    mod = bb.get()
-    network = Network("patch_embedding", mod, inputs_of(mod))
-    keys = {
-        str(c): [
-            t.structural_key for t in extract_tasks(network, target, configuration=c, cache=False)
-        ]
-        for c in (NATIVE, BLOCKED)
-    }
-    assert keys[str(NATIVE)] == keys[str(BLOCKED)]
 
+    def patch_embedding(x, w):
+        patches = relax.op.reshape(relax.op.nn.conv2d(x, w, strides=4), (1, 32, 16))
+        return relax.op.permute_dims(patches, [0, 2, 1])
 
-def conv_epsilon_net() -> Network:
-    """conv2d, then ``+ T.float32(1e-05)``: a scalar operand, as the ONNX importer leaves batch
-    norm's epsilon; ``ConvertLayout`` crashes (segfault) on one anywhere in the function."""
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType((1, 16, 8, 8), "float32"))
-    w = relax.Var("w", relax.TensorType((32, 16, 3, 3), "float32"))
-    with bb.function("main", [x, w]):
-        with bb.dataflow():
-            y = bb.emit(relax.op.nn.conv2d(x, w, padding=1))
-            out = bb.emit_output(relax.op.add(y, tvm.tirx.FloatImm("float32", 1e-05)))
-        bb.emit_func_output(out)
-    mod = bb.get()
-    return Network("conveps", mod, inputs_of(mod))
+    network = plus_epsilon_net("patches", (1, 3, 16, 16), (32, 3, 4, 4), patch_embedding)
+    native, blocked = kernels_in_every_layout(network, target)
+    assert native == blocked
 
 
 def test_a_scalar_operand_does_not_stop_the_blocking(target):
-    network = conv_epsilon_net()
+    network = plus_epsilon_net(
+        "conveps", (1, 16, 8, 8), (32, 16, 3, 3), lambda x, w: relax.op.nn.conv2d(x, w, padding=1)
+    )
     tasks = extract_tasks(network, target, configuration=BLOCKED, cache=False)
     assert any((t.kernel_class.anchor or "").startswith("conv2d_NCHWc:") for t in tasks)
     reference = endtoend.build(prepare(network.mod, target, NATIVE), target)
