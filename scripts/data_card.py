@@ -24,7 +24,7 @@ from recommender.core import corpora, paths
 from recommender.core.errors import InputError
 from recommender.core.targets import host_target
 from recommender.evaluate import endtoend
-from recommender.learn.dataset import dataset_provenance, load_dataset
+from recommender.learn.dataset import dataset_provenance, load_dataset, training_targets
 from recommender.learn.features import FEATURE_NAMES
 from recommender.learn.kernel_data import STATUSES
 from recommender.learn.training import applied_rows
@@ -140,10 +140,12 @@ def dataset_card(directory) -> str:
     kernels = load_dataset(directory)
     source_rank = FEATURE_NAMES.index("s_rank")  # 0 = the best record of its workload
     rows = []
-    for name in zoo_names():
+    trained_only = training_targets(directory)
+    for name in [*zoo_names(), *sorted(trained_only)]:
         mine = [k for k in kernels if k.network == name]
+        label = f"{name} (training target)" if name in trained_only else name
         if not mine:
-            rows.append(f"| {name} | no kernels yet | | | | | |")
+            rows.append(f"| {label} | no kernels yet | | | | | |")
             continue
         candidates = sum(len(k.run_s) for k in mine)
         failed = Counter(STATUSES[s] for k in mine for s in k.status if STATUSES[s] != "ok")
@@ -151,7 +153,7 @@ def dataset_card(directory) -> str:
         improved = sum(g > 1 for g in gains)
         deeper = any((k.features[applied_rows(k), source_rank] > 0).any() for k in mine)
         rows.append(
-            f"| {name} | {'top ' + str(provenance['top_n']) if deeper else 'best only'} | "
+            f"| {label} | {'top ' + str(provenance['top_n']) if deeper else 'best only'} | "
             f"{len(mine)} | {candidates} | {candidates / len(mine):.0f} | "
             f"{', '.join(f'{n} {s}' for s, n in sorted(failed.items())) or '0'} | "
             f"{improved}/{len(gains)} (median {statistics.median(gains):.1f}x) |"
@@ -167,8 +169,9 @@ def dataset_card(directory) -> str:
         "dataset build --top-n N` (the N best records per source workload) and by the",
         "evaluation's exhaustive runs over every other network, which add the pairs of each",
         "source workload's best record (`recommender evaluate`); the column 'source records'",
-        "says which a network holds. The cost model in `models/default/` is trained on all of",
-        "it (`recommender train`).",
+        "says which a network holds. A training target has no log: its kernels get every",
+        "network's records, it is trained on and never held out. The cost model in",
+        "`models/default/` is trained on all of it (`recommender train`).",
         "",
         f"- machine: {provenance['machine']['cpu']} ({provenance['machine']['arch']}), "
         f"target `{json.dumps(provenance['target'])}`",
