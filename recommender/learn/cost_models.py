@@ -135,8 +135,8 @@ class BestHome(_Heuristic):
 
 class XGBRanking(_Model):
     """XGBoost's learning-to-rank, one query group per target kernel; or, with a ``reg:``
-    objective, pointwise regression of the normalised throughput (as scikit-learn's HGB, which
-    led at k = 1 on the Zen 5 corpus, but saved as XGBoost JSON: shippable)."""
+    objective, pointwise regression of the normalised throughput (as scikit-learn's HGB, but
+    saved as XGBoost JSON: shippable)."""
 
     name = "xgb"
     _OWN = ("derived", "relative", "screen", "grades", "exp_gain")  # ours, not XGBRanker's
