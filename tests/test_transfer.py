@@ -1,13 +1,15 @@
 """Transferring schedules: applied, checked against the unscheduled kernel, timed, written."""
 
 import json
+import os
 
 import pytest
 import tvm
 from tiny import conv_net, matmul_net
 from tvm.s_tir import meta_schedule as ms
 
-from recommender.backend.measure import measure
+from recommender.backend.measure import make_runner, measure
+from recommender.backend.workers import RECYCLE_AFTER
 from recommender.core.errors import RecommenderError
 from recommender.evaluate import endtoend
 from recommender.evaluate.workflows import compare_with_metaschedule, transfer_tune_to_dir
@@ -114,6 +116,26 @@ def test_workers_outlive_a_crashed_candidate_and_serve_the_next_batch(target):
     [[bad, good]] = measure([(reference, [wrong, reference])], target)
     assert bad.stage == "verify" and "outputs differ" in bad.error
     assert good.ok and good.run_s > 0
+
+
+def test_a_runner_worker_that_can_no_longer_load_kernels_is_replaced_not_blamed(target):
+    def exhaust_file_descriptors() -> None:  # as a worker that leaked them would have
+        import resource
+
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (3, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        )
+
+    reference, candidate = copy_kernels()[0], copy_kernels()[0]
+    make_runner().pool.submit(exhaust_file_descriptors).result()
+    [[good]] = measure([(reference, [candidate])], target)
+    assert good.ok and good.run_s > 0
+
+
+def test_the_runners_worker_is_replaced_every_few_hundred_jobs():
+    pool = make_runner().pool
+    pids = [pool.submit(os.getpid).result() for _ in range(RECYCLE_AFTER + 1)]
+    assert len(set(pids)) == 2
 
 
 def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(

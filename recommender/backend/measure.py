@@ -6,12 +6,14 @@ least ``min_repeat_ms`` = 50 ms long; a candidate's time is the median of the re
 unscheduled reference is timed with ``number`` = 1: its naive loops take up to hundreds of ms
 per run, and its time only has to be compared with the candidates'. Builds and runs happen in
 separate worker processes, so a candidate that crashes or hangs is a failed result, never a
-dead run.
+dead run; a candidate that passed the check but fails to run is timed once more in a fresh
+worker, in case the worker, not the candidate, was at fault.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import statistics
@@ -25,7 +27,16 @@ from tvm.s_tir import meta_schedule as ms
 
 from ..core.targets import RemoteDevice
 from .verify import check_builds
-from .workers import cached_for_the_run, end_with_the_run, init_worker, run_jobs
+from .workers import (
+    cached_for_the_run,
+    end_with_the_run,
+    init_worker,
+    recycled,
+    restart_workers,
+    run_jobs,
+)
+
+logger = logging.getLogger(__name__)
 
 EVALUATOR = ms.runner.EvaluatorConfig(
     number=3, repeat=3, min_repeat_ms=50, enable_cpu_cache_flush=False
@@ -119,15 +130,20 @@ def make_builder(
     )
 
 
-@cached_for_the_run
 def make_runner(
     remote: RemoteDevice | None = None, evaluator: ms.runner.EvaluatorConfig = EVALUATOR
 ) -> ms.runner.Runner:
     """A local runner, or an RPC runner that asks the tracker for a device with ``remote.key``.
 
-    Cached as ``make_builder`` is; the runner's worker lives for the run and ends with it
-    (``workers.shutdown_workers``).
+    Cached as ``make_builder`` is (one per device and protocol, however the call spells them);
+    the runner's worker is replaced every ``RECYCLE_AFTER`` jobs (``workers.recycled``) and
+    ends with the run (``workers.shutdown_workers``).
     """
+    return _runner(remote, evaluator)
+
+
+@cached_for_the_run
+def _runner(remote: RemoteDevice | None, evaluator: ms.runner.EvaluatorConfig) -> ms.runner.Runner:
     if remote is None:
         runner = ms.runner.LocalRunner(
             evaluator_config=evaluator, timeout_sec=RUN_TIMEOUT_S, initializer=init_worker
@@ -142,7 +158,7 @@ def make_runner(
         runner = ms.runner.RPCRunner(
             rpc_config=config, evaluator_config=evaluator, initializer=init_worker
         )
-    end_with_the_run(runner.pool)
+    end_with_the_run(recycled(runner.pool))
     return runner
 
 
@@ -254,15 +270,12 @@ def measure(
             chosen = [i for i in pending if is_reference[i] == references]
             if not chosen:
                 continue
-            runner = make_runner(remote, evaluator)
-            futures = runner.run(
-                [
-                    ms.runner.RunnerInput(cands[i].artifact_path, "cpu", specs[jobs[i][0]][0])
-                    for i in chosen
-                ]
-            )
-            for i, future in zip(chosen, futures):  # all done before the other runner starts
-                results[i] = _timing(future.result())
+            inputs = [
+                ms.runner.RunnerInput(cands[i].artifact_path, "cpu", specs[jobs[i][0]][0])
+                for i in chosen
+            ]
+            for i, timing in zip(chosen, _time(make_runner(remote, evaluator), inputs)):
+                results[i] = timing
     finally:
         for b in built:
             remove_artifact(b.artifact_path)
@@ -270,6 +283,28 @@ def measure(
     for (g, _), result in zip(jobs, results):
         grouped[g].append(result)
     return grouped
+
+
+def _time(runner: ms.runner.Runner, inputs: list[ms.runner.RunnerInput]) -> list[Measurement]:
+    """Time each input, all done on return. Those that failed other than by a timeout are timed
+    once more after the runner's worker is restarted: they passed the check, so a failure to
+    run them is most likely the worker's (one whose every load failed ruined the rest of a
+    dataset build, see ``workers.recycled``). A hung candidate is not timed twice."""
+    timings = [_timing(future.result()) for future in runner.run(inputs)]
+    again = [i for i, t in enumerate(timings) if t.stage is Stage.RUN and not _timed_out(t)]
+    if again:
+        logger.warning(
+            "%d of %d candidates failed to run (%s); timing them again in a fresh worker",
+            len(again), len(inputs), timings[again[0]].error,
+        )  # fmt: skip
+        restart_workers(runner.pool)
+        for i, future in zip(again, runner.run([inputs[i] for i in again])):
+            timings[i] = _timing(future.result())
+    return timings
+
+
+def _timed_out(timing: Measurement) -> bool:
+    return "Timeout, killed after" in (timing.error or "")  # LocalRunner's and RPCRunner's words
 
 
 def _timing(outcome: ms.runner.RunnerResult) -> Measurement:

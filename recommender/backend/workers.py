@@ -4,8 +4,9 @@ A fresh worker imports TVM (about 5 s here) before its first job. MetaSchedule's
 our checker each started a new pool per batch, which cost about 10 s of every batch the
 recommender timed. Pools here live as long as the process. A worker that times out or dies
 is killed and started again on the next job (``PopenWorker``), and every worker is replaced
-after ``RECYCLE_AFTER`` jobs: MetaSchedule starts a pool per batch because long-lived builder
-workers leak memory.
+after ``RECYCLE_AFTER`` jobs (``recycled``): MetaSchedule starts a pool per batch because
+long-lived builder workers leak memory, and a worker that loads a kernel library per job leaks
+its memory maps (TVM never unloads one), until loading fails.
 
 No worker outlives the run (each holds about 500 MB). TVM ends a pool's workers only in
 ``shutdown`` or a garbage collection that may never come; an idle worker leaves when its
@@ -113,6 +114,29 @@ def _kill_family(proc) -> None:
 # threading's exit hooks run before the interpreter joins the pools' threads, and in reverse
 # order: after concurrent.futures' (imported above), whose hook joins them. atexit runs after.
 threading._register_atexit(shutdown_workers)
+
+
+def recycled(pool: PopenPoolExecutor, jobs: int = RECYCLE_AFTER) -> PopenPoolExecutor:
+    """Make ``pool`` replace each of its workers after ``jobs`` jobs, as ``worker_pool``'s do.
+
+    For pools TVM makes: MetaSchedule's ``LocalRunner`` keeps its one worker for good. Each
+    kernel library it loads stays mapped (5 memory maps a load, never unmapped), so after about
+    13,000 candidates every load failed ("cannot apply additional memory protection after
+    relocation", the kernel's limit of 65,530 maps) and a dataset build recorded each later
+    candidate as a run failure.
+    """
+    pool._maximum_process_uses = jobs
+    for worker in pool._worker_map.values():  # started already (the runner's sanity check)
+        worker._maximum_uses = worker._remaining_uses = jobs
+    return pool
+
+
+def restart_workers(pool: PopenPoolExecutor) -> None:
+    """Kill ``pool``'s idle workers: its next job starts a fresh one. For a worker that runs
+    but fails every job (a resource it exhausted), which TVM replaces only when one crashes
+    or times out."""
+    for worker in list(pool._worker_map.values()):
+        worker.kill()
 
 
 @cached_for_the_run
