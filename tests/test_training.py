@@ -136,5 +136,10 @@ def test_cli_trains_and_evaluates(tiny_dataset, tmp_path, capsys):
     assert main(["evaluate-model", "--dataset", str(tiny_dataset), "--plot", str(plot)]) == 0
     table = capsys.readouterr().out
     assert "mean" in table and "xgb-pairwise" in table and "nearest-shape" in table
-    assert "exact-only top1" in table
+    assert "exact-only top1" in table and "worst top1" in table
     assert plot.stat().st_size > 10_000
+    assert main(["evaluate-model", "--dataset", str(tiny_dataset), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    network, top1 = report["worst_top1"]["xgb-ndcg"]
+    assert top1 == min(r["learners"]["xgb-ndcg"]["top1"] for r in report["networks"])
+    assert network in {r["network"] for r in report["networks"]}

@@ -99,7 +99,7 @@ def cmd_train(args) -> int:
 
 def cmd_evaluate_model(args) -> int:
     from ..learn.dataset import load_dataset, training_targets
-    from ..learn.evaluation import leave_one_model_out, mean_metrics, plot_score_vs_k
+    from ..learn.evaluation import leave_one_model_out, mean_metrics, worst_networks
 
     learners = None
     if args.throughput_baseline:
@@ -109,12 +109,13 @@ def cmd_evaluate_model(args) -> int:
     )
     means = mean_metrics(results)
     if args.plot:
-        plot_score_vs_k(results, args.plot)
+        _plot_score_vs_k(results, means, args.plot)
     if args.json:
         print_json(
             {
                 "networks": [vars(r) for r in results],
                 "mean": means,
+                "worst_top1": worst_networks(results),
                 "plot": str(args.plot) if args.plot else None,
             }
         )
@@ -123,6 +124,29 @@ def cmd_evaluate_model(args) -> int:
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
+
+
+def _plot_score_vs_k(results: list, means: dict, path: Path) -> None:
+    """Mean top-k score over held-out networks, one line per learner."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..learn.evaluation import KS
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, metrics in means.items():
+        ax.plot(KS, [metrics[f"top{k}"] for k in KS], marker="o", label=label)
+    ax.axhline(1.0, color="grey", linestyle=":", label="time all (paper)")
+    ax.set_xlabel("candidates timed per kernel (k)")
+    ax.set_ylabel("top-k score (1 = best of all candidates)")
+    ax.set_title(f"Leave-one-model-out over {len(results)} networks")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def _with_throughput_baseline(dataset: Path, logs: Path | None) -> dict:
@@ -140,17 +164,21 @@ def _with_throughput_baseline(dataset: Path, logs: Path | None) -> dict:
 
 
 def _print_evaluation(results: list, means: dict) -> None:
-    """Every learner's metrics per held-out network, their means, and failure prediction."""
+    """Every learner's metrics per held-out network, their means with the worst network, and
+    failure prediction."""
+    from ..learn.evaluation import worst_networks
+
     rows = []
     for held in results:
         for label, metrics in held.learners.items():
             cells = [f"{metrics.get(c, float('nan')):.3f}" for c in COLUMNS]
-            rows.append([held.network, held.kernels, held.candidates, label, *cells])
+            rows.append([held.network, held.kernels, held.candidates, label, *cells, ""])
+    worst = worst_networks(results)
     for label, metrics in means.items():
-        rows.append(
-            ["mean", "", "", label, *[f"{metrics.get(c, float('nan')):.3f}" for c in COLUMNS]]
-        )
-    print(format_table(rows, ["held out", "kernels", "cands", "learner", *COLUMNS]))
+        cells = [f"{metrics.get(c, float('nan')):.3f}" for c in COLUMNS]
+        rows.append(["mean", "", "", label, *cells, f"{worst[label][1]:.3f} {worst[label][0]}"])
+    header = ["held out", "kernels", "cands", "learner", *COLUMNS, "worst top1"]
+    print(format_table(rows, header))
     failure = [
         [
             r.network,

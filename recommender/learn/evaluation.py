@@ -308,26 +308,14 @@ def mean_metrics(results: list[HeldOut]) -> dict[str, dict[str, float]]:
     return means
 
 
-def plot_score_vs_k(results: list[HeldOut], path) -> None:
-    """Mean top-k score over held-out networks, one line per learner."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    means = mean_metrics(results)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for label, metrics in means.items():
-        ax.plot(KS, [metrics[f"top{k}"] for k in KS], marker="o", label=label)
-    ax.axhline(1.0, color="grey", linestyle=":", label="time all (paper)")
-    ax.set_xlabel("candidates timed per kernel (k)")
-    ax.set_ylabel("top-k score (1 = best of all candidates)")
-    ax.set_title(f"Leave-one-model-out over {len(results)} networks")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+def worst_networks(results: list[HeldOut], metric: str = "top1") -> dict[str, tuple[str, float]]:
+    """Per learner, the held-out network it ranks worst by ``metric``, and its score: a mean
+    over 11 networks hides the one a user may be deploying."""
+    worst = {}
+    for label in results[0].learners:
+        held = min(results, key=lambda r: r.learners[label].get(metric, math.inf))
+        worst[label] = (held.network, held.learners[label].get(metric, math.nan))
+    return worst
 
 
 def recall_curve(
