@@ -7,7 +7,7 @@ timing noise puts on recall@1.
 recall@1 asks a ranker's first pick to be the kernel's fastest candidate in the dataset, which
 timed each candidate once. Where a kernel's pool holds several candidates within a few percent
 of each other, which of them is "the fastest" is partly the noise of that one timing. For the
-``--kernels`` heaviest kernels of each network (by untuned time, among those with at least two
+``--kernels`` heaviest kernels of each network (by tuned time, among those with at least two
 candidates within ``--within`` of the fastest), this re-applies those near-best candidates from
 the corpus logs and times them twice more with the dataset's protocol, the second time in
 reverse order. It reports how often the two new timings agree on the fastest (the recall@1 a
@@ -50,11 +50,9 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=6, help="heaviest kernels per network")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    corpus = paths.root() if args.corpus is None else Path(args.corpus)
-    if not corpus.is_dir():
-        corpus = corpora.CORPORA / args.corpus
-    paths.use_corpus(corpus)
     target = host_target()
+    corpus = corpora.choose(target, args.corpus).corpus.root
+    paths.use_corpus(corpus)
     use_target_threads(target)
     models = logged_models()
     sources = load_sources({m: log_dir(m) for m in models}, target, top_n=TOP_N)
