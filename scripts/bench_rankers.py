@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from recommender.core import corpora, paths
+from recommender.core.targets import host_target
 from recommender.learn.cost_models import SCREEN_KEEP
 from recommender.learn.dataset import dataset_provenance, load_dataset, training_targets
 from recommender.learn.evaluation import (
@@ -99,9 +100,7 @@ def main() -> None:
         learners = {label: v for label, v in LEARNERS.items() if any(w in label for w in words)}
         if not learners:
             parser.error(f"--only {args.only!r} matches none of: {', '.join(LEARNERS)}")
-    corpus = paths.root() if args.corpus is None else Path(args.corpus)
-    if not corpus.is_dir():
-        corpus = corpora.CORPORA / args.corpus
+    corpus = corpora.choose(host_target(), args.corpus).corpus.root
     paths.use_corpus(corpus)
     directory = paths.transfer()
     kernels, training_only = load_dataset(directory), training_targets(directory)
