@@ -1,9 +1,10 @@
-"""Anchor-level transfer, before and after: the recommender exact-only and with anchor-level
-candidates, on the corpus chosen for this host, timed end to end in one interleaved run.
+"""Transfer levels, before and after: the recommender exact-only, with anchor-level candidates,
+and with the default level too (MetaSchedule's design space for kernels no source reaches), on
+the corpus chosen for this host, timed end to end in one interleaved run.
 
     python scripts/bench_anchor.py [MODEL ...] [--corpus NAME] [--out DIR]
 
-Per network and variant (``top-0``/``top-3``, exact-only or both levels): the recommender
+Per network and variant (``top-0``/``top-3``; exact-only, + anchor, + default): the recommender
 chooses schedules from the other networks' logs with the corpus's cost model (searches are
 kept in ``DIR/MODEL/VARIANT`` and reused on a rerun); then untuned, every variant and the
 network's own log (MetaSchedule at the corpus's budget, tuned on the corpus's CPU, replayed
@@ -12,7 +13,8 @@ timed in alternating rounds, with PyTorch eager and ONNX Runtime when installed 
 worker of its own). When the corpus is another CPU's and this CPU's own corpus has a complete
 log of the network, MetaSchedule tuned here (in its corpus's configuration) is timed in the
 same rounds and is the reference of a second ratio. Coverage (the share of FLOPs in
-kernels with a valid candidate) comes from each search's report. Writes
+kernels with a valid candidate) comes from each search's report, and so do the kernels that
+took a default-level schedule (untuned and chosen times). Writes
 ``docs/results/anchor_transfer_<cpu>.json`` after every network (``..._<cpu>_from_<corpus>.json``
 when the corpus is another CPU's, so that no file mixes two corpora). Run it alone on the
 machine.
@@ -41,6 +43,7 @@ from recommender.recommend.report import recommendation_summary
 from recommender.recommend.search import Budget, recommend
 from recommender.tasks.extract import prepare
 from recommender.transfer.apply import Level
+from recommender.transfer.candidate import LEVELS
 from recommender.transfer.database import write_records
 
 VARIANTS = {
@@ -48,6 +51,8 @@ VARIANTS = {
     "top-0 anchor": (Budget(top_k=0), (Level.EXACT, Level.ANCHOR)),
     "top-3 exact": (Budget(top_k=3), (Level.EXACT,)),
     "top-3 anchor": (Budget(top_k=3), (Level.EXACT, Level.ANCHOR)),
+    "top-0 default": (Budget(top_k=0), LEVELS),
+    "top-3 default": (Budget(top_k=3), LEVELS),
 }
 OWN_LOG = "own log (reference)"
 HERE = "MetaSchedule tuned here"
@@ -110,8 +115,23 @@ def compare(name: str, target, out: Path, reports: dict[str, dict], here: Corpus
         **{f"latency_ratio_{key}_over_method": r for key, r in ratios.items()},
         "coverage": {v: r.get("coverage") for v, r in reports.items()},
         "search_s": {v: r.get("search_s") for v, r in reports.items()},
+        "default_level_kernels": {v: _default_level(r) for v, r in reports.items()},
         "wrong": wrong,
     }
+
+
+def _default_level(report: dict) -> list[dict]:
+    """The kernels that took a default-level schedule: weight, untuned and chosen ms."""
+    return [
+        {
+            "task": k["task"],
+            "weight": k["weight"],
+            "untuned_ms": k["untuned_ms"],
+            "chosen_ms": k["chosen"]["measured_ms"],
+        }
+        for k in report["kernels"]
+        if k["level"] == Level.DEFAULT.value
+    ]
 
 
 def main() -> None:

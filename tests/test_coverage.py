@@ -131,7 +131,12 @@ def test_timed_shares_follow_the_chosen_candidates_level(tasks, timed_kernels):
         KernelOutcome(k.task, k.candidates, k.best, k.untuned_s) for k in timed_kernels.values()
     )
     assert cov.timed == pytest.approx(
-        {"exact": share(tasks, EXACT), "anchor": 0.0, "untuned_faster": share(tasks, ANCHOR)}
+        {
+            "exact": share(tasks, EXACT),
+            "anchor": 0.0,
+            "default": 0.0,
+            "untuned_faster": share(tasks, ANCHOR),
+        }
     )
     [slower] = [u for u in cov.unscheduled if u.task is tasks[ANCHOR]]
     assert slower.gap is Gap.UNTUNED_FASTER and slower.detail == "fastest 2 ms, untuned 1 ms"
@@ -150,9 +155,9 @@ def test_both_reports_carry_the_same_coverage(tasks, timed_kernels, target):
     assert all(v == round(v, 4) for v in cov["applies"].values())
     rows = {row["task"]: row for row in report["kernels"]}
     assert rows[tasks[EXACT].name]["level"] == "exact"
-    assert rows[tasks[EXACT].name]["pool"] == {"exact": 2, "anchor": 0}
+    assert rows[tasks[EXACT].name]["pool"] == {"exact": 2, "anchor": 0, "default": 0}
     assert rows[tasks[ANCHOR].name]["level"] is None
-    assert rows[tasks[ANCHOR].name]["pool"] == {"exact": 0, "anchor": 2}
+    assert rows[tasks[ANCHOR].name]["pool"] == {"exact": 0, "anchor": 2, "default": 0}
     assert [u["reason"] for u in cov["unscheduled"]].count("no candidate of its class") == 2
     lines = table(report).splitlines()
     assert lines[-4].startswith("coverage of 0.1 MFLOP: a candidate applies to ")
@@ -180,7 +185,7 @@ def test_both_reports_carry_the_same_coverage(tasks, timed_kernels, target):
     assert recommended["coverage"]["timed"] == cov["timed"]
     rows = {row["task"]: row for row in recommended["kernels"]}
     assert rows[tasks[EXACT].name]["level"] == "exact"
-    assert rows[tasks[RESHAPE].name]["pool"] == {"exact": 0, "anchor": 0}
+    assert rows[tasks[RESHAPE].name]["pool"] == {"exact": 0, "anchor": 0, "default": 0}
     assert "without a schedule: 3 kernels" in recommendation_table(recommended)
 
 

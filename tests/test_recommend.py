@@ -43,11 +43,16 @@ def test_top_k_0_times_nothing_and_still_returns_a_correct_database(run, target,
     assert report["candidates_timed"] == 0 and report["untuned_references_timed"] == 0
     # the records are for the network prepared as the corpus prepares it: the paper's way here
     assert report["configuration"] == {"layout": "native", "fast_math": False}
-    [conv] = [k for k in report["kernels"] if k["chosen"]]
+    [conv] = [k for k in report["kernels"] if k["level"] == "exact"]
     others = [k for k in report["kernels"] if k is not conv]
     assert conv["how"] == "predicted (checked, not timed)" and conv["chosen"]["predicted_ms"]
-    assert report["untuned_kernels"] == [k["task"] for k in others]
-    assert {k["how"] for k in others} == {"untuned: no same-class source schedule"}
+    # no source reaches the others: each takes a sample of MetaSchedule's own design space
+    for kernel in others:
+        assert kernel["how"] == "default: MetaSchedule's design space, checked, not timed"
+        assert kernel["level"] == "default" and kernel["pool"]["default"] >= 1
+        assert kernel["chosen"]["model"] is None and kernel["chosen"]["measured_ms"] is None
+    assert report["untuned_kernels"] == []
+    assert report["coverage"]["applies"]["none"] == 0.0
     # TVM's own reader takes the database; the build computes what the untuned one does
     prepared = prepare(network.mod, target)
     database = ms.database.JSONDatabase(work_dir=str(tmp_path))
@@ -55,6 +60,24 @@ def test_top_k_0_times_nothing_and_still_returns_a_correct_database(run, target,
     assert endtoend.outputs_match(endtoend.build(prepared, target), tuned, network) is None
     # no speedup is promised: on a kernel this small the untimed pick can lose to naive loops
     assert report["end_to_end_ms"]["recommended"] > 0
+
+
+def test_a_kernel_no_source_reaches_gets_metaschedules_design_space_timed(run, tmp_path):
+    report = run(Budget(top_k=1), tmp_path, conv_matmul_net())
+    [conv] = [k for k in report["kernels"] if k["candidates"]]  # ranked: the source's class
+    others = [k for k in report["kernels"] if k is not conv]
+    assert conv["timed"] == 1
+    for kernel in others:  # timed against the untuned kernel, kept only if faster
+        assert kernel["how"] in (
+            "default: MetaSchedule's design space, timed",
+            "untuned: faster than every timed candidate",
+        )
+        assert kernel["untuned_ms"] is not None
+        if kernel["chosen"]:
+            assert kernel["chosen"]["measured_ms"] < kernel["untuned_ms"]
+    defaults = sum(k["pool"]["default"] for k in others)
+    assert report["candidates_timed"] == 1 + defaults
+    assert report["untuned_references_timed"] == 1 + len(others)
 
 
 def test_top_k_0_checks_the_pick_of_every_kernel_with_a_single_candidate(run, tmp_path):

@@ -5,7 +5,7 @@ import os
 
 import pytest
 import tvm
-from tiny import conv_net, matmul_net
+from tiny import conv_matmul_net, conv_net, matmul_net
 from tvm.s_tir import meta_schedule as ms
 
 from recommender.backend.measure import make_runner, measure
@@ -17,7 +17,8 @@ from recommender.logs.history import bisect_stops, database_at, kernel_curve, ti
 from recommender.logs.sources import load_sources
 from recommender.logs.tuning_log import TuningLog
 from recommender.tasks.extract import extract_tasks
-from recommender.transfer.apply import apply_trace
+from recommender.transfer.apply import Level, apply_trace
+from recommender.transfer.exhaustive import transfer_tune
 
 
 @pytest.fixture(scope="module")
@@ -188,6 +189,22 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
     pair = {"untuned": builds.get("untuned"), "tuned": builds.get("tuned")}
     times = endtoend.time_interleaved(pair, network, repeats=3, slow_s=0.0)
     assert set(times) == {"untuned", "tuned"} and all(0 < t < 1 for t in times.values())
+
+
+def test_kernels_no_source_reaches_get_metaschedules_design_space_unless_exact_only(
+    sources, target
+):
+    network = conv_matmul_net()  # the reshape and the matmul have no source in a conv log
+    run = transfer_tune(network, target, sources, progress=False)
+    unreached = [k for k in run.kernels if all(c.level is Level.DEFAULT for c in k.candidates)]
+    assert len(unreached) == 2 and len(run.kernels) == 3
+    for kernel in unreached:  # each sample checked and timed against the untuned kernel
+        assert kernel.candidates and all(c.source is None for c in kernel.candidates)
+        assert kernel.untuned_s and all(c.run_s or c.failure for c in kernel.candidates)
+        if kernel.best is not None:  # kept only where it beats naive loops (not on tiny ones)
+            assert kernel.best.level is Level.DEFAULT and kernel.best.run_s < kernel.untuned_s
+    paper = transfer_tune(network, target, sources, progress=False, levels=(Level.EXACT,))
+    assert sum(not k.candidates for k in paper.kernels) == 2  # as published: left untuned
 
 
 def test_best_so_far_reconstruction_is_monotone(conv_log, target):

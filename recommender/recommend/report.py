@@ -34,9 +34,9 @@ def recommendation_rows(result: Recommendation) -> list[dict]:
         }
         if chosen is not None:
             row["chosen"] = {
-                "source": chosen.source.label,
-                "model": chosen.source.model,
-                **ranked.explain(chosen),
+                "source": chosen.label,
+                "model": chosen.source.model if chosen.source else None,
+                **(ranked.explain(chosen) if chosen.source else {}),
                 "predicted_ms": milliseconds(choice.predicted_s),
                 "measured_ms": milliseconds(chosen.run_s),
                 "speedup": round(choice.untuned_s / chosen.run_s, 3)

@@ -5,19 +5,17 @@ Data flow: kernels -> same-class source schedules applied, featurised (or found 
 gain most (``Budget``) -> per kernel the fastest valid timed candidate, or, where nothing was
 timed, the predicted best that passes the correctness check -> a MetaSchedule database.
 
-Expected gain of timing a kernel's next candidate = the kernel's estimated share of network
-time (weight x FLOPs at the throughput seen so far, or its best measured time) x the chance
-that the candidate at that rank is the kernel's best (the cost model's recall curve from its
-leave-one-model-out evaluation, or a halving prior). Every batch of timings re-ranks the rest
-(``ranking.correct``).
+How much is timed, and where: ``budget``.
+
+A kernel no source schedule reaches (or none of whose candidates passes) falls back to samples
+of MetaSchedule's own design space for it (``transfer.apply.design_space``): timed against the
+untuned kernel unless nothing is timed, checked for correctness always.
 """
 
 from __future__ import annotations
 
-import heapq
-import statistics
+import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tvm
@@ -34,30 +32,12 @@ from ..tasks.extract import Task
 from ..transfer.apply import Level
 from ..transfer.candidate import LEVELS, Candidate
 from ..transfer.exhaustive import extract
-from ..transfer.timing import CHUNK, measure_jobs
-from .ranking import RankedKernel, correct, rank_candidates
+from ..transfer.fallback import fall_back
+from ..transfer.timing import measure_jobs
+from .budget import DEFAULT_GFLOPS, Budget, position_prior, spend
+from .ranking import RankedKernel, rank_candidates
 
 CHECK_ROUNDS = 4  # zero-measurement choice: how far down the ranking to look for a valid one
-FIRST_BATCH = 8  # a time budget calibrates the cost of one measurement on a small first batch
-GUESS_JOB_S = 0.5  # cost of one measurement before any was made
-DEFAULT_GFLOPS = 10.0
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How much to measure: ``top_k`` per kernel, or ``trials`` / ``seconds`` for the network.
-
-    ``top_k=0`` times nothing. Without any limit every candidate is timed (the paper's method).
-    ``seconds`` caps the timing only: applying and ranking the candidates before it and checking
-    the chosen ones after it come on top (the report's ``phases_s`` show each part).
-    """
-
-    top_k: int | None = None
-    trials: int | None = None
-    seconds: float | None = None
-
-    def to_json(self) -> dict:
-        return {k: v for k, v in vars(self).items() if v is not None}
 
 
 @dataclass
@@ -71,17 +51,25 @@ class KernelChoice:
 
     @property
     def predicted_s(self) -> float | None:
-        """The chosen schedule's time predicted from its home time, scaled by FLOPs."""
-        if self.chosen is None:
+        """The chosen schedule's time predicted from its home time, scaled by FLOPs (None at
+        the default level: no home time)."""
+        if self.chosen is None or self.chosen.source is None:
             return None
         source = self.chosen.source
         return source.run_s * self.task.descriptor.flops / max(source.descriptor.flops, 1)
 
     @property
     def seconds(self) -> float | None:
+        """The time the database records: measured, else predicted, else (an untimed default
+        level schedule) the kernel's FLOPs at ``DEFAULT_GFLOPS``: TVM needs one."""
         if self.chosen is None:
             return None
-        return self.chosen.run_s if self.chosen.run_s is not None else self.predicted_s
+        if self.chosen.run_s is not None:
+            return self.chosen.run_s
+        if self.predicted_s is not None:
+            return self.predicted_s
+        flops = self.task.descriptor.flops
+        return max(flops if math.isfinite(flops) else 0.0, 1e3) / (DEFAULT_GFLOPS * 1e9)
 
 
 @dataclass
@@ -106,7 +94,10 @@ class Recommendation:
         return [(k.task, k.chosen, k.seconds) for k in self.kernels if k.chosen is not None]
 
     def candidates(self, state: str) -> int:
+        """How many candidates are ``all`` / ``ranked`` / ``timed`` / failed (else): those of
+        the rankings and the default-level ones of kernels no source reached."""
         every = [c for k in self.kernels if k.ranked for c in k.ranked.kernel.candidates]
+        every += [c for k in self.kernels for c in k.pool if c.level is Level.DEFAULT]
         if state == "all":
             return len(every)
         if state == "ranked":  # applied and ranked by the full model, after the screen
@@ -116,118 +107,18 @@ class Recommendation:
         return sum(c.failure is not None and c.failure.stage is not Stage.APPLY for c in every)
 
 
-def position_prior(model: CostModel) -> Callable[[int], float]:
-    """P(the candidate at rank r, 0-based, is the kernel's best), from the model's evaluation."""
-    recall = model.metadata.get("evaluation", {}).get("recall_curve")
-    if not recall:
-        return lambda r: 0.5 ** (r + 1)
-    steps = [recall[0]] + [max(b - a, 0.0) for a, b in zip(recall, recall[1:])]
-    floor = max(min(steps[-1], 0.02), 1e-3)
-    return lambda r: max(steps[r], floor) if r < len(steps) else floor * 0.5 ** (r - len(steps))
-
-
-def _kernel_time(kernel: RankedKernel, gflops: float) -> float:
-    timed = kernel.timed
-    each = (
-        min(c.run_s for c in timed)
-        if timed
-        else kernel.kernel.task.descriptor.flops / (gflops * 1e9)
-    )
-    return kernel.kernel.task.weight * each
-
-
-def select(
-    ranked: list[RankedKernel],
-    size: int,
-    *,
-    top_k: int | None,
-    prior: Callable[[int], float],
-    gflops: float,
-    reference_cost: int = 0,
-) -> list[tuple[RankedKernel, Candidate]]:
-    """Up to ``size`` measurements (candidates, plus ``reference_cost`` per untuned reference
-    a kernel still needs), greedily by expected gain."""
-    heap = []
-    for i, kernel in enumerate(ranked):
-        tried = len(kernel.candidates) - len(kernel.untried)
-        if kernel.untried and (top_k is None or tried < top_k):
-            heapq.heappush(heap, (-_kernel_time(kernel, gflops) * prior(tried), i, tried, 0))
-    batch, used = [], 0
-    while heap and used < size:
-        _, i, tried, taken = heapq.heappop(heap)
-        kernel = ranked[i]
-        cost = 1 + (reference_cost if kernel.kernel.untuned is None and taken == 0 else 0)
-        if used + cost > size:
-            continue
-        batch.append((kernel, kernel.untried[taken]))
-        used += cost
-        tried, taken = tried + 1, taken + 1
-        if taken < len(kernel.untried) and (top_k is None or tried < top_k):
-            gain = _kernel_time(kernel, gflops) * prior(tried)
-            heapq.heappush(heap, (-gain, i, tried, taken))
-    return batch
-
-
-def _throughput(ranked: list[RankedKernel]) -> float:
-    seen = [
-        k.kernel.task.descriptor.flops / min(c.run_s for c in k.timed) for k in ranked if k.timed
-    ]
-    return statistics.median(seen) / 1e9 if seen else DEFAULT_GFLOPS
-
-
-def spend(
-    ranked: list[RankedKernel],
-    budget: Budget,
-    target: tvm.target.Target,
-    *,
-    prior: Callable[[int], float],
-    remote: RemoteDevice | None = None,
-    on_progress: Callable[[int], None] = lambda n: None,
-) -> int:
-    """Time candidates until the budget is spent; returns untuned references timed."""
-    if budget.top_k == 0:
-        return 0
-    timed = references = 0
-    spent, per_job = 0.0, None
-    while True:
-        size = CHUNK
-        if budget.trials is not None:
-            size = min(size, budget.trials - timed)
-        if budget.seconds is not None:
-            each = GUESS_JOB_S if per_job is None else per_job
-            size = min(size, FIRST_BATCH if per_job is None else CHUNK)
-            size = min(size, int((budget.seconds - spent) / each))
-        if size <= 0:
-            break
-        batch = select(
-            ranked,
-            size,
-            top_k=budget.top_k,
-            prior=prior,
-            gflops=_throughput(ranked),
-            reference_cost=1 if budget.seconds is not None else 0,
-        )
-        if not batch:
-            break
-        needing = {id(k.kernel): k.kernel for k, _ in batch if k.kernel.untuned is None}
-        jobs = [(kernel, None) for kernel in needing.values()]
-        references += len(jobs)
-        jobs += [(kernel.kernel, candidate) for kernel, candidate in batch]
-        start = time.perf_counter()
-        measure_jobs(jobs, target, remote=remote)
-        spent += time.perf_counter() - start
-        timed += len(batch)
-        per_job = spent / (timed + references)
-        correct(ranked)
-        on_progress(len(batch))
-    return references
-
-
 def choose(
-    choices: list[KernelChoice], target: tvm.target.Target, remote: RemoteDevice | None = None
-) -> None:
+    choices: list[KernelChoice],
+    target: tvm.target.Target,
+    remote: RemoteDevice | None = None,
+    *,
+    timed: bool = True,
+    default: bool = True,
+) -> int:
     """The fastest valid timed candidate per kernel; where none was timed, the predicted best
-    that passes the correctness check (walking down the ranking for ``CHECK_ROUNDS``)."""
+    that passes the correctness check (walking down the ranking for ``CHECK_ROUNDS``); where
+    no candidate is left and ``default``, MetaSchedule's design space (``fall_back``,
+    ``timed`` or not). Returns how many untuned references that timed."""
     pending = []
     for choice in choices:
         if choice.ranked is None:
@@ -257,6 +148,22 @@ def choose(
         pending = [c for c in pending if c.chosen is None]
     for choice in pending:
         choice.how = "untuned: no candidate passed the check"
+    unreached = [c for c in choices if default and _unreached(c)]
+    fallen = fall_back([c.task for c in unreached], target, remote, timed=timed)
+    for choice, (kernel, chosen) in zip(unreached, fallen):
+        choice.pool = [*choice.pool, *kernel.candidates]
+        choice.untuned_s = kernel.untuned_s
+        if chosen is not None:
+            how = "timed" if timed else "checked, not timed"
+            choice.chosen, choice.how = chosen, f"default: MetaSchedule's design space, {how}"
+        elif any(c.run_s is not None for c in kernel.candidates):
+            choice.how = "untuned: faster than every timed candidate"
+    return len(unreached) if timed else 0
+
+
+def _unreached(choice: KernelChoice) -> bool:
+    """No candidate of the pool could serve: none of its class, none applies or passes."""
+    return choice.chosen is None and choice.how != "untuned: faster than every timed candidate"
 
 
 def recommend(
@@ -310,7 +217,9 @@ def recommend(
     by_task = {id(r.kernel.task): r for r in ranked}
     choices = [KernelChoice(k.task, by_task.get(id(k.task)), None, k.candidates) for k in kernels]
     start = time.perf_counter()
-    choose(choices, target, remote)
+    references += choose(
+        choices, target, remote, timed=budget.top_k != 0, default=Level.DEFAULT in levels
+    )
     timings["check"] = time.perf_counter() - start
 
     result = Recommendation(network.name, target, prepared, budget, choices, timings, references)

@@ -1,4 +1,5 @@
-"""Apply a source schedule (a MetaSchedule trace) to a target workload, at one of two levels.
+"""Apply a source schedule (a MetaSchedule trace) to a target workload, at one of two levels;
+or, where no source reaches a kernel, sample MetaSchedule's own design space for it.
 
 ``exact``: the source has the target's kernel class. The trace is replayed without its
 postprocessing instructions, then the target's own postprocessors run (full replay fails on
@@ -13,6 +14,9 @@ then the target's postprocessors, else with them, as TVM's own database pass app
 
 Blocks the trace gets by a name that differs from the target's only in the model's variable name
 (``lv88_red`` vs ``lv114_red``, one kernel class) are renamed to the target's first.
+
+``default`` (``design_space``): no source; one sample of each of MetaSchedule's design spaces
+for the kernel itself, postprocessed. The last resort of a kernel no source reaches.
 
 Tile decisions that no longer divide the new extents are repaired by TVM, inner factors first;
 we count them, since a repaired schedule is less likely to keep its home performance. A failure
@@ -41,6 +45,7 @@ class Level(StrEnum):
 
     EXACT = "exact"  # the whole fused kernel: the full trace replays
     ANCHOR = "anchor"  # the anchor block alone: TVM schedules pad and epilogue
+    DEFAULT = "default"  # no source: a sample of MetaSchedule's own design space for the kernel
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,35 @@ def _postprocess(sch: s_tir.Schedule, mod: tvm.IRModule, target: tvm.target.Targ
         if not postproc.apply(sch):
             return f"postprocessor {type(postproc).__name__} rejected the schedule"
     return None
+
+
+_SPACES: dict[tuple[str, int], tuple[Applied, ...]] = {}
+
+
+def design_space(mod: tvm.IRModule, target: tvm.target.Target) -> tuple[Applied, ...]:
+    """One postprocessed sample of each of MetaSchedule's design spaces for ``mod`` (fixed
+    seed): the schedules a kernel no source reaches can still have. For an elementwise or
+    normalisation kernel that is inlining, parallel outer loops and vector inner ones, the
+    most of what tuning gains there; naive loops run on one core. Kept per workload."""
+    key = (str(target), tvm_ffi.structural_hash(mod))
+    if key not in _SPACES:
+        start = time.perf_counter()
+        context = tune_context(
+            mod=mod, target=target, space_generator="post-order-apply", rand_state=1
+        )
+        applied = []
+        for sch in context.space_generator.generate_design_space(mod):
+            try:
+                reason = _postprocess(sch, mod, target)
+            except (RuntimeError, ValueError, TypeError) as err:
+                reason = _first_line(err)
+            seconds = time.perf_counter() - start
+            start = time.perf_counter()
+            applied.append(
+                Applied(None if reason else sch, reason, 0, len(_tiles(sch.trace)), seconds)
+            )
+        _SPACES[key] = tuple(applied)
+    return _SPACES[key]
 
 
 def _first_line(err: Exception) -> str:

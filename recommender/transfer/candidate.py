@@ -1,7 +1,8 @@
 """Candidates: a source schedule for a target kernel, applied on first use, and each kernel's
 pool of them: every source schedule of its exact class, and at the anchor level those of the
 ``ANCHOR_NEIGHBOURS`` source workloads nearest in shape whose anchor block matches (a pad or
-an epilogue of their own does not keep them out)."""
+an epilogue of their own does not keep them out). A kernel no source reaches gets the
+``default_candidates``: samples of MetaSchedule's design space, with no source."""
 
 from __future__ import annotations
 
@@ -16,28 +17,38 @@ from ..core.lazy import lazy
 from ..logs.sources import SourceSchedule
 from ..tasks.extract import Task
 from ..tasks.workload import WorkloadDescriptor
-from .apply import Applied, Level, apply_trace
+from .apply import Applied, Level, apply_trace, design_space
 
 ANCHOR_NEIGHBOURS = 8  # source workloads per kernel at the anchor level, nearest first
-LEVELS = (Level.EXACT, Level.ANCHOR)
+LEVELS = (Level.EXACT, Level.ANCHOR, Level.DEFAULT)  # the default level: no source reaches
 
 
 @dataclass(eq=False)
 class Candidate:
     """A source schedule for a target kernel. It is applied on first use of ``applied``; until
-    then ``known_reason`` (from the feature cache) may already say whether it applies."""
+    then ``known_reason`` (from the feature cache) may already say whether it applies. At the
+    default level there is no source: ``space`` names the design-space sample."""
 
-    source: SourceSchedule
+    source: SourceSchedule | None
     task_mod: tvm.IRModule
     target: tvm.target.Target
     level: Level = Level.EXACT
     known_reason: str | None = None
     known: bool = False
     measurement: Measurement | None = None
+    space: int = 0
 
     @lazy
     def applied(self) -> Applied:
+        if self.source is None:
+            return design_space(self.task_mod, self.target)[self.space]
         return apply_trace(self.source.trace, self.task_mod, self.target, level=self.level)
+
+    @property
+    def label(self) -> str:
+        if self.source is None:
+            return f"MetaSchedule's design space, sample {self.space}"
+        return self.source.label
 
     @property
     def apply_reason(self) -> str | None:
@@ -133,6 +144,12 @@ def apply_candidates(
         )
         for task in tasks
     ]
+
+
+def default_candidates(task: Task, target: tvm.target.Target) -> list[Candidate]:
+    """``task``'s samples of MetaSchedule's design space, as candidates without a source."""
+    spaces = design_space(task.mod, target)
+    return [Candidate(None, task.mod, target, Level.DEFAULT, space=i) for i in range(len(spaces))]
 
 
 def apply_all(kernels: list[KernelResult]) -> None:

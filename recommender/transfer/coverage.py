@@ -3,7 +3,8 @@
 Shares are of the network's FLOPs, each kernel weighing ``task.descriptor.flops`` x
 ``task.weight`` (a kernel whose FLOPs TVM cannot count weighs nothing). A kernel is covered at
 the *exact* level when one of its exact candidates applies, at the *anchor* level when only
-anchor ones do (see ``transfer.apply``). Where candidates were timed, the kernels with a valid
+anchor ones do, at the *default* level when only MetaSchedule's design space does (see
+``transfer.apply``). Where candidates were timed, the kernels with a valid
 timed candidate are split by the level of the candidate chosen for them, or ``untuned_faster``
 when none beat the untuned kernel.
 
@@ -62,9 +63,9 @@ class Unscheduled:
 class Coverage:
     """Shares of the network's FLOPs (``flops``, weighted), unrounded.
 
-    ``applies``: ``exact`` + ``anchor`` + ``none`` = 1. ``timed``: None where nothing was timed,
-    else ``exact``, ``anchor`` (level of the chosen candidate) and ``untuned_faster``, of the
-    kernels with a valid timed candidate.
+    ``applies``: ``exact`` + ``anchor`` + ``default`` + ``none`` = 1. ``timed``: None where
+    nothing was timed, else ``exact``, ``anchor``, ``default`` (level of the chosen candidate)
+    and ``untuned_faster``, of the kernels with a valid timed candidate.
     """
 
     flops: float
@@ -95,7 +96,8 @@ class Coverage:
 
 
 def level_of(candidate: Candidate | None) -> str | None:
-    """``"exact"``, ``"anchor"``, or None for no candidate: a report row's ``level``."""
+    """``"exact"``, ``"anchor"``, ``"default"``, or None for no candidate: a report row's
+    ``level``."""
     return None if candidate is None else candidate.level.value
 
 
@@ -122,8 +124,8 @@ def coverage(kernels: Iterable[KernelOutcome]) -> Coverage:
     kernels = list(kernels)
     weights = [weighted_flops(k.task) for k in kernels]
     total = sum(weights)
-    applies = dict.fromkeys(("exact", "anchor", "none"), 0.0)
-    timed = dict.fromkeys(("exact", "anchor", "untuned_faster"), 0.0)
+    applies = dict.fromkeys([*(level.value for level in Level), "none"], 0.0)
+    timed = dict.fromkeys([*(level.value for level in Level), "untuned_faster"], 0.0)
     any_timed = False
     unscheduled = []
     for kernel, flops in zip(kernels, weights):
@@ -141,9 +143,8 @@ def coverage(kernels: Iterable[KernelOutcome]) -> Coverage:
 
 
 def _best_level(applying: list[Candidate]) -> str:
-    if any(c.level is Level.EXACT for c in applying):
-        return "exact"
-    return "anchor" if applying else "none"
+    """The level closest to the kernel's own structure among those that apply."""
+    return next((lv.value for lv in Level if any(c.level is lv for c in applying)), "none")
 
 
 def _most_common(texts: Iterable[str]) -> str:
@@ -171,17 +172,19 @@ def _gap(kernel: KernelOutcome, applying: list[Candidate]) -> tuple[Gap, str]:
 def coverage_lines(report: dict) -> list[str]:
     """Two lines for a report's table, from its JSON ``coverage``."""
     applies, timed = report["applies"], report["timed"]
+    default = applies.get("default", 0.0)  # reports written before the default level
     line = (
         f"coverage of {report['flops'] / 1e6:.1f} MFLOP: a candidate applies to "
-        f"{applies['exact'] + applies['anchor']:.1%} (exact {applies['exact']:.1%}, "
-        f"anchor {applies['anchor']:.1%}); "
+        f"{applies['exact'] + applies['anchor'] + default:.1%} (exact {applies['exact']:.1%}, "
+        f"anchor {applies['anchor']:.1%}, default {default:.1%}); "
     )
     if timed is None:
         line += "nothing timed"
     else:
         line += (
             f"a valid timed one to {sum(timed.values()):.1%} (chosen exact {timed['exact']:.1%}, "
-            f"anchor {timed['anchor']:.1%}, untuned faster {timed['untuned_faster']:.1%})"
+            f"anchor {timed['anchor']:.1%}, default {timed.get('default', 0.0):.1%}, "
+            f"untuned faster {timed['untuned_faster']:.1%})"
         )
     unscheduled = report["unscheduled"]
     reasons = Counter(u["reason"] for u in unscheduled)

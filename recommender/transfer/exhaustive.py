@@ -2,8 +2,10 @@
 
 For every target kernel, every source schedule of its kernel class is applied, checked against
 the unscheduled kernel and timed standalone; the fastest valid one wins if it beats the untuned
-kernel, otherwise the kernel stays untuned. The result is a MetaSchedule database keyed by the
-target's workloads, which ``compile_relax`` applies as it is.
+kernel, otherwise the kernel stays untuned. A kernel no source reaches gets the samples of
+MetaSchedule's design space instead (the default level; not with the paper's exact level
+alone). The result is a MetaSchedule database keyed by the target's workloads, which
+``compile_relax`` applies as it is.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ..logs.sources import SourceSchedule
 from ..networks.network import Network
 from ..tasks.extract import extract_tasks, prepare
 from .apply import Level
-from .candidate import LEVELS, KernelResult, apply_all, apply_candidates
+from .candidate import LEVELS, KernelResult, apply_all, apply_candidates, default_candidates
 from .database import write_records
 from .journal import Journal
 from .timing import measure_kernels
@@ -78,6 +80,10 @@ def transfer_tune(
     timings["extract"] = time.perf_counter() - start
     start = time.perf_counter()
     apply_all(kernels)
+    if Level.DEFAULT in levels:
+        for kernel in kernels:
+            if not any(c.applies for c in kernel.candidates):
+                kernel.candidates += default_candidates(kernel.task, target)
     timings["apply"] = time.perf_counter() - start
 
     total = sum(

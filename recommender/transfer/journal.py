@@ -34,6 +34,8 @@ def _job_key(kernel: KernelResult, candidate: Candidate | None) -> str:
     kernel_key = kernel.task.structural_key
     if candidate is None:
         return f"{kernel_key}/{UNTUNED}"
+    if candidate.source is None:  # the default level: the design-space sample's number
+        return f"{kernel_key}/{candidate.level.value}:{candidate.space}"
     return f"{kernel_key}/{candidate.source.id.key}"
 
 

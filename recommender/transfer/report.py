@@ -38,7 +38,7 @@ def kernel_rows(run: TransferRun) -> list[dict]:
                 "speedup": round(kernel.untuned_s / best.run_s, 3)
                 if best and kernel.untuned_s
                 else None,
-                "source": best.source.label if best else None,
+                "source": best.label if best else None,
                 "level": level_of(best),
                 "repaired_tiles": best.applied.repaired_tiles if best else None,
             }
