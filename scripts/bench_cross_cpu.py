@@ -1,12 +1,13 @@
 """Schedules across CPUs: what corpora tuned on other CPUs give this one, against tuning here.
 
-    python scripts/bench_cross_cpu.py MODEL --recommended CORPUS=DIR [CORPUS=DIR ...]
+    python scripts/bench_cross_cpu.py MODEL --recommended CORPUS[:VARIANT]=DIR ...
         [--here CORPUS] [--out JSON]
 
-Before: ``recommender recommend MODEL --corpus CORPUS --out DIR`` for each corpus of another
-CPU (the recommender's choice from that corpus's logs of the other networks, ranked by the
-model trained on every corpus), and a complete log of MODEL in this CPU's corpus (``--here``,
-default ``corpora/<this CPU>/``). Builds, each prepared in its corpus's configuration (layout,
+Before: ``recommender recommend MODEL --corpus CORPUS --out DIR`` for each corpus (the
+recommender's choice from that corpus's logs of the other networks, ranked by the model
+``corpora.choose`` gives it; a ``:VARIANT`` names another run from the same corpus, e.g. with
+``--model-dir``), and a complete log of MODEL in this CPU's corpus (``--here``, default
+``corpora/<this CPU>/``). Builds, each prepared in its corpus's configuration (layout,
 fast math): each recommendation; each of those corpora's own log of MODEL, tuned on its CPU and
 replayed here; MetaSchedule tuned here. Every build is checked against the untuned native build,
 then all are timed in one interleaved run with PyTorch eager and ONNX Runtime where installed;
@@ -40,15 +41,32 @@ HERE = "MetaSchedule here"
 def corpus_dir(value: str) -> tuple[str, Path]:
     name, sep, directory = value.partition("=")
     if not sep or not name or not directory:
-        raise argparse.ArgumentTypeError(f"expected CORPUS=DIR, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected CORPUS[:VARIANT]=DIR, got {value!r}")
     return name, Path(directory)
+
+
+def run_label(run: str) -> str:
+    """``znver5:own-model`` -> ``recommended from znver5 (own-model)``."""
+    name, _, variant = run.partition(":")
+    return f"recommended from {name}" + (f" ({variant})" if variant else "")
+
+
+def summary(corpus: corpora.Corpus, directory: Path) -> dict:
+    """Which corpus and cost model a recommendation came from, and its search time."""
+    report = json.loads((directory / "report.json").read_text())
+    return {
+        "cpu": corpus.cpu,
+        "configuration": str(corpus.configuration),
+        "cost_model": report.get("cost_model"),
+        "recommender_search_s": report["search_s"],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model", help="a zoo network")
     parser.add_argument(
-        "--recommended", type=corpus_dir, nargs="+", required=True, metavar="CORPUS=DIR"
+        "--recommended", type=corpus_dir, nargs="+", required=True, metavar="CORPUS[:VARIANT]=DIR"
     )
     parser.add_argument("--here", default=None, help="this CPU's corpus (default: corpora/<cpu>)")
     parser.add_argument("--out", type=Path, default=None)
@@ -58,13 +76,16 @@ def main() -> None:
     cpu = str(target.attrs["mcpu"])
     found = {c.name: c for c in corpora.find_corpora()}
     recommended = dict(args.recommended)
+    corpus_of = {run: found.get(run.partition(":")[0]) for run in recommended}
     here = found.get(args.here or cpu)
-    unknown = sorted(set(recommended) - set(found)) or ([] if here else [args.here or cpu])
+    unknown = sorted(r for r, c in corpus_of.items() if c is None) or (
+        [] if here else [args.here or cpu]
+    )
     if unknown:
         parser.error(f"no corpus {', '.join(unknown)}; corpora here: {', '.join(found)}")
-    for name, directory in recommended.items():
+    for run, directory in recommended.items():
         if not (directory / "report.json").is_file():
-            parser.error(f"{directory}: no report.json (run recommend with --corpus {name})")
+            parser.error(f"{directory}: no report.json (run recommend with --corpus {run})")
 
     network = load_zoo_network(args.model)
     prepared: dict[Configuration, endtoend.Builds] = {}
@@ -78,14 +99,14 @@ def main() -> None:
 
     builds(DEFAULT).want(UNTUNED)
     labels: dict[str, Configuration] = {}
-    for name, directory in recommended.items():
-        configuration = found[name].configuration
-        labels[f"recommended from {name}"] = configuration
-        builds(configuration).want(f"recommended from {name}", directory)
-        log = found[name].logs / args.model
-        if (log / "provenance.json").is_file():
-            labels[f"{name} log, replayed"] = configuration
-            builds(configuration).want(f"{name} log, replayed", TuningLog.open(log).path)
+    for run, directory in recommended.items():
+        corpus = corpus_of[run]
+        labels[run_label(run)] = corpus.configuration
+        builds(corpus.configuration).want(run_label(run), directory)
+        log, replayed = corpus.logs / args.model, f"{corpus.name} log, replayed"
+        if corpus != here and replayed not in labels and (log / "provenance.json").is_file():
+            labels[replayed] = corpus.configuration
+            builds(corpus.configuration).want(replayed, TuningLog.open(log).path)
     log_here = TuningLog.open(
         here.logs / args.model,
         target=target,
@@ -108,14 +129,7 @@ def main() -> None:
         "network": args.model,
         "this_cpu": cpu,
         "ms": {label: round(t * 1e3, 3) for label, t in times.items()},
-        "corpora": {
-            name: {
-                "cpu": found[name].cpu,
-                "configuration": str(found[name].configuration),
-                "recommender_search_s": json.loads((d / "report.json").read_text())["search_s"],
-            }
-            for name, d in recommended.items()
-        },
+        "recommended": {run: summary(corpus_of[run], d) for run, d in recommended.items()},
         "here": {
             "corpus": here.name,
             "configuration": str(here.configuration),

@@ -149,7 +149,7 @@ def load_cost_model(model_dir: Path | None, target: tvm.target.Target) -> model_
     if not (model_dir / "metadata.json").is_file():
         raise InputError(
             "no cost model here; train one with `recommender dataset build` then "
-            "`recommender train --out DIR`, or pass --model DIR",
+            "`recommender train --out DIR`, or pass --model-dir DIR",
             path=model_dir,
         )
     return model_files.load(model_dir, target=target)
@@ -213,7 +213,11 @@ def recommend_to_dir(
         extra,
         sources=sorted(source_logs),
         top_n=top_n,
-        cost_model=model.metadata.get("training_data"),
+        corpus=str(paths.root()),
+        cost_model={
+            "directory": str(model.directory),
+            "trained_on": model.metadata.get("training_data"),
+        },
         library=str(library),
         database=str(out_dir),
         configuration=database_configuration(),

@@ -35,6 +35,7 @@ class CostModel:
     failure: FailureClassifier
     metadata: dict = field(default_factory=dict)
     screen: XGBRanking | None = None
+    directory: Path | None = None  # where it was loaded from: reports name the model they used
 
 
 def data_hash(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> str:
@@ -148,7 +149,7 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
         screen = create(kind, **metadata["screen"]["params"])
         screen.booster_ = _load_trees(directory / "screen.json")
         screen.n_features_in_ = len(FEATURE_NAMES)
-    return CostModel(ranker, failure, metadata, screen)
+    return CostModel(ranker, failure, metadata, screen, directory)
 
 
 def _load_trees(path: Path) -> TreeEnsemble:

@@ -27,7 +27,7 @@ def recommendation_rows(result: Recommendation) -> list[dict]:
             "ranked": len(ranked.candidates) if ranked else 0,
             "timed": sum(c.run_s is not None for c in every),
             "failed": sum(c.failure is not None for c in every),
-            "how": choice.how,
+            "how": choice.how.value,
             "level": level_of(chosen),
             "untuned_ms": milliseconds(choice.untuned_s),
             "chosen": None,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 
 import tvm
 from tqdm import tqdm
@@ -40,6 +41,25 @@ from .ranking import RankedKernel, rank_candidates
 CHECK_ROUNDS = 4  # zero-measurement choice: how far down the ranking to look for a valid one
 
 
+class How(Enum):
+    """How a kernel's schedule was chosen; the value is what reports print."""
+
+    TIMED = "timed"
+    PREDICTED = "predicted (checked, not timed)"
+    DEFAULT_TIMED = "default: MetaSchedule's design space, timed"
+    DEFAULT_CHECKED = "default: MetaSchedule's design space, checked, not timed"
+    NO_SOURCE = "untuned: no same-class source schedule"
+    NONE_APPLIES = "untuned: no candidate applies"
+    NONE_PASSED = "untuned: no candidate passed the check"
+    UNTUNED_FASTEST = "untuned: faster than every timed candidate"
+
+    @property
+    def unreached(self) -> bool:
+        """No candidate could serve (none of its class, none applies or passes), as opposed to
+        the untuned kernel beating every timed one: a decision."""
+        return self in (How.NO_SOURCE, How.NONE_APPLIES, How.NONE_PASSED)
+
+
 @dataclass
 class KernelChoice:
     task: Task
@@ -47,7 +67,7 @@ class KernelChoice:
     untuned_s: float | None
     pool: list[Candidate] = field(default_factory=list)  # every candidate, applied or not
     chosen: Candidate | None = None
-    how: str = "untuned: no candidate applies"
+    how: How = How.NONE_APPLIES
 
     @property
     def predicted_s(self) -> float | None:
@@ -123,16 +143,15 @@ def choose(
     for choice in choices:
         if choice.ranked is None:
             if not choice.pool:
-                choice.how = "untuned: no same-class source schedule"
+                choice.how = How.NO_SOURCE
             continue
         choice.untuned_s = choice.ranked.kernel.untuned_s
-        timed = choice.ranked.timed
-        if timed:
-            best = min(timed, key=lambda c: c.run_s)
+        if choice.ranked.timed:
+            best = min(choice.ranked.timed, key=lambda c: c.run_s)
             if choice.untuned_s is None or best.run_s < choice.untuned_s:
-                choice.chosen, choice.how = best, "timed"
+                choice.chosen, choice.how = best, How.TIMED
             else:
-                choice.how = "untuned: faster than every timed candidate"
+                choice.how = How.UNTUNED_FASTEST
         else:
             pending.append(choice)
     for _ in range(CHECK_ROUNDS):
@@ -144,26 +163,20 @@ def choose(
         )
         for choice, candidate in checking:
             if candidate.measurement.ok:
-                choice.chosen, choice.how = candidate, "predicted (checked, not timed)"
+                choice.chosen, choice.how = candidate, How.PREDICTED
         pending = [c for c in pending if c.chosen is None]
     for choice in pending:
-        choice.how = "untuned: no candidate passed the check"
-    unreached = [c for c in choices if default and _unreached(c)]
+        choice.how = How.NONE_PASSED
+    unreached = [c for c in choices if default and c.how.unreached]
     fallen = fall_back([c.task for c in unreached], target, remote, timed=timed)
     for choice, (kernel, chosen) in zip(unreached, fallen):
         choice.pool = [*choice.pool, *kernel.candidates]
         choice.untuned_s = kernel.untuned_s
         if chosen is not None:
-            how = "timed" if timed else "checked, not timed"
-            choice.chosen, choice.how = chosen, f"default: MetaSchedule's design space, {how}"
+            choice.chosen, choice.how = chosen, How.DEFAULT_TIMED if timed else How.DEFAULT_CHECKED
         elif any(c.run_s is not None for c in kernel.candidates):
-            choice.how = "untuned: faster than every timed candidate"
+            choice.how = How.UNTUNED_FASTEST
     return len(unreached) if timed else 0
-
-
-def _unreached(choice: KernelChoice) -> bool:
-    """No candidate of the pool could serve: none of its class, none applies or passes."""
-    return choice.chosen is None and choice.how != "untuned: faster than every timed candidate"
 
 
 def recommend(

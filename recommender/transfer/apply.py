@@ -26,7 +26,6 @@ is data: the reason is returned, never raised.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -56,7 +55,6 @@ class Applied:
     reason: str | None
     repaired_tiles: int
     tile_decisions: int
-    apply_s: float
 
     @property
     def ok(self) -> bool:
@@ -96,7 +94,6 @@ def design_space(mod: tvm.IRModule, target: tvm.target.Target) -> tuple[Applied,
     most of what tuning gains there; naive loops run on one core. Kept per workload."""
     key = (str(target), tvm_ffi.structural_hash(mod))
     if key not in _SPACES:
-        start = time.perf_counter()
         context = tune_context(
             mod=mod, target=target, space_generator="post-order-apply", rand_state=1
         )
@@ -106,11 +103,7 @@ def design_space(mod: tvm.IRModule, target: tvm.target.Target) -> tuple[Applied,
                 reason = _postprocess(sch, mod, target)
             except (RuntimeError, ValueError, TypeError) as err:
                 reason = _first_line(err)
-            seconds = time.perf_counter() - start
-            start = time.perf_counter()
-            applied.append(
-                Applied(None if reason else sch, reason, 0, len(_tiles(sch.trace)), seconds)
-            )
+            applied.append(Applied(None if reason else sch, reason, 0, len(_tiles(sch.trace))))
         _SPACES[key] = tuple(applied)
     return _SPACES[key]
 
@@ -147,7 +140,6 @@ def apply_trace(
     >>> applied = apply_trace(record.trace, task.mod, target)
     >>> applied.ok, applied.reason, applied.repaired_tiles
     """
-    start = time.perf_counter()
     trace = _with_target_block_names(trace, target_mod)
     if level is Level.EXACT:
         sch, reason, repaired, tiles = _replay(trace, target_mod, target, seed)
@@ -158,7 +150,6 @@ def apply_trace(
         reason=reason,
         repaired_tiles=repaired,
         tile_decisions=tiles,
-        apply_s=time.perf_counter() - start,
     )
 
 
