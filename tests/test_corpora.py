@@ -112,7 +112,31 @@ def test_on_another_cpu_a_corpus_of_most_of_the_zoo_serves_ranked_by_the_pooled_
     assert choice.model == base / "pooled"
     assert choice.why.startswith("znver5's own corpus is not complete")
     without = choose(llvm("znver5"), base=base, pooled=base / "no pooled model")
-    assert without.corpus.name == "znver3"  # its own model is then the only one to rank with
+    assert without.corpus.name == "znver4"  # the closest CPU's logs still serve,
+    assert without.model == base / "znver3" / "models" / "default"  # ranked by a native model
+
+
+def model_of(base, corpus, trained_on=None):
+    """A saved model's metadata, naming the dataset it was trained on."""
+    model = base / corpus / "models" / "default"
+    model.mkdir(parents=True)
+    dataset = base / (trained_on or corpus) / "datasets" / "transfer"
+    (model / "metadata.json").write_text(json.dumps({"training_data": {"directory": str(dataset)}}))
+    return model
+
+
+def test_a_model_trained_on_the_corpus_configuration_ranks_where_it_has_none(base):
+    for name in ("znver4", "znver5"):  # both blocked; only the Zen 5's has a model
+        configuration.configure(base / name, layout="NCHW16c", fast_math=True)
+        fake_corpus(base, name, name, networks=[f"network{i}" for i in range(SOURCE_NETWORKS)])
+    blocked = model_of(base, "znver5")
+    pooled = model_of(base, "pooled", trained_on="znver3")  # native networks
+    on_zen4 = choose(llvm("znver4"), base=base, pooled=pooled)
+    assert on_zen4.corpus.name == "znver4" and on_zen4.exact  # its own logs, 10 networks
+    assert on_zen4.model == blocked and "no cost model of its own yet" in on_zen4.why
+    native = choose(llvm("znver4"), "znver3", base=base, pooled=pooled)
+    assert native.model == pooled  # a native corpus elsewhere: the model of every corpus
+    assert choose(llvm("znver5"), base=base, pooled=pooled).model == blocked  # its own
 
 
 def test_a_corpus_given_without_a_model_of_its_own_ranks_with_the_pooled_model(base):

@@ -32,6 +32,7 @@ def cmd_corpora(args) -> int:
                 ],
                 "chosen": choice.corpus.name if choice else None,
                 "why": choice.why if choice else "no corpus",
+                "model": str(choice.model) if choice else None,
             }
         )
         return 0
@@ -53,4 +54,5 @@ def cmd_corpora(args) -> int:
     print(format_table(rows, [*header, "dataset files", "model", "configuration"]))
     if choice:
         print(f"this target ({cpu}) uses {choice.corpus.name}: {choice.why}")
+        print(f"its cost model: {choice.model}")
     return 0

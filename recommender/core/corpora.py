@@ -10,11 +10,11 @@ The choice, in order: ``--corpus NAME|PATH``; ``$RECOMMENDER_HOME``; the corpus 
 target's ``-mcpu``; else, among corpora of the target's architecture, the closest CPU: the
 largest share of LLVM features in common (ISA extensions such as AVX-512 and AVX2, and the
 tuning flags LLVM sets for the CPU, e.g. ``prefer-256-bit``), the same vendor breaking ties;
-else an error. A corpus needs a cost model to rank with: on its own CPU its own (one still
-being tuned gives way meanwhile); on another CPU the model trained on every corpus ranks, so a
-corpus without one serves there once it has logs of most of the zoo (``SOURCE_NETWORKS``).
-Choosing a corpus of another CPU warns once, naming both CPUs and the command that tunes a
-corpus for this one.
+else an error. A corpus needs a cost model to rank with: on its own CPU its own; elsewhere, or
+while it has none, one trained on networks prepared in its configuration (``ranking_model``), so
+a corpus without a model of its own serves once it has logs of most of the zoo
+(``SOURCE_NETWORKS``; one still being tuned gives way meanwhile). Choosing a corpus of another
+CPU warns once, naming both CPUs and the command that tunes a corpus for this one.
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ logger = logging.getLogger(__name__)
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 CORPORA = CHECKOUT / "corpora"
 POOLED_MODEL = CHECKOUT / "models" / "pooled"  # trained on every corpus: for CPUs without one
-# With the pooled model to rank, another CPU's corpus serves without a model of its own once it
-# has logs of this many networks (the zoo's 11 but one still being tuned): on a Zen 5, the Zen 4
-# corpus's logs gave ResNet-18 11.30 ms where the Zen 3 corpus's, with a model, gave 20.87 ms
-# (docs/results/cross_cpu_znver5_resnet18.json).
+# With a borrowed model to rank, a corpus serves without a model of its own once it has logs of
+# this many networks (the zoo's 11 but one still being tuned): on a Zen 5, the Zen 4 corpus's
+# logs gave ResNet-18 11.30 ms where the Zen 3 corpus's, with a model, gave 20.87 ms
+# (docs/results/cross_cpu_znver5_resnet18.json); on a Zen 4, its own logs ranked by the Zen 5's
+# model beat the Zen 5's logs (docs/results/cross_cpu_znver4_resnet18.json).
 SOURCE_NETWORKS = 10
 TUNE_HERE = ".venv/bin/python scripts/rebuild_corpus.py"  # writes corpora/<this CPU>/
 
@@ -118,18 +119,7 @@ class Choice:
     corpus: Corpus
     why: str
     exact: bool  # tuned on the target's CPU
-    pooled: Path = POOLED_MODEL  # the model trained on every corpus, where there is one
-
-    @property
-    def model(self) -> Path:
-        """The cost model to rank with: the corpus's own on its CPU; elsewhere, or for a corpus
-        without one (logs imported or still being tuned), the model trained on every corpus,
-        where there is one (it ranked better than each CPU's own model on both CPUs measured,
-        docs/results/cross_cpu_models.json)."""
-        fallback = not self.exact or not self.corpus.has_model
-        if fallback and (self.pooled / "metadata.json").is_file():
-            return self.pooled
-        return self.corpus.root / "models" / "default"
+    model: Path  # the cost model to rank with (``ranking_model``)
 
 
 def find_corpora(base: Path = CORPORA) -> list[Corpus]:
@@ -151,6 +141,42 @@ def closeness(a: str, b: str) -> float:
     return len(fa & fb) / max(len(fa | fb), 1)
 
 
+def model_configuration(model: Path) -> Configuration:
+    """How the networks a saved cost model was trained on were prepared: its (first) dataset's
+    corpus's configuration; the paper's for models that do not say."""
+    try:
+        data = json.loads((model / "metadata.json").read_text()).get("training_data")
+        directory = Path(data["directory"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return DEFAULT
+    root = (directory if directory.is_absolute() else CHECKOUT / directory).parent.parent
+    return read_configuration(root)
+
+
+def ranking_model(corpus: Corpus, cpu: str, corpora: list[Corpus], pooled: Path) -> Path:
+    """The cost model to rank ``corpus``'s candidates on ``cpu``. On its own CPU, its own. Else,
+    or while it has none, a model trained on networks prepared in the corpus's configuration:
+    the pooled one (every corpus) if so, else the closest CPU's own of that configuration, else
+    the pooled one whatever its configuration. Blocked convolutions ranked by a model of native
+    ones came out 12-15% slower on ResNet-18 (a Zen 4: 23.7-26.3 ms against 19.1-22.4 ms with
+    the Zen 5's NCHW16c model, docs/results/cross_cpu_znver4_resnet18*.json); across CPUs of one
+    configuration, pooling ranked best (docs/results/cross_cpu_models.json)."""
+    own = corpus.root / "models" / "default"
+    if corpus.has_model and corpus.cpu == cpu:
+        return own
+    has_pooled = (pooled / "metadata.json").is_file()
+    if has_pooled and model_configuration(pooled) == corpus.configuration:
+        return pooled
+    alike = [
+        c
+        for c in corpora
+        if c.has_model and c.configuration == corpus.configuration and c.arch == corpus.arch
+    ]
+    if alike:
+        return max(alike, key=lambda c: closeness(cpu, c.cpu)).root / "models" / "default"
+    return pooled if has_pooled else own
+
+
 def _vendor(cpu: str) -> str:
     return "amd" if cpu.startswith(("znver", "bdver", "btver", "amdfam")) else "other"
 
@@ -165,8 +191,8 @@ def choose(
 ) -> Choice:
     """The corpus for ``target`` (see the module docstring for the order). ``writing``: for
     commands that measure into it (collect, dataset build), only the target's own CPU will do;
-    without one, ``corpora/<cpu>/`` is where it is made. ``pooled``: the model that ranks for
-    a corpus of another CPU."""
+    without one, ``corpora/<cpu>/`` is where it is made. ``pooled``: the model trained on every
+    corpus (``ranking_model``)."""
     cpu = str(target.attrs.get("mcpu", "") or codegen.llvm_get_system_cpu())
     triple = str(target.attrs.get("mtriple", "") or codegen.llvm_get_system_triple())
     arch = triple.split("-")[0]
@@ -177,21 +203,30 @@ def choose(
     if writing:
         home = base / cpu
         corpus = Corpus.read(home) or Corpus.new(home, cpu, arch)
-        return Choice(corpus, f"the corpus of this target's CPU ({cpu})", exact=True)
+        model = ranking_model(corpus, cpu, find_corpora(base), pooled)
+        return Choice(corpus, f"the corpus of this target's CPU ({cpu})", True, model)
     corpora = find_corpora(base)
     same_arch = [c for c in corpora if c.arch == arch]
+
+    def model(c: Corpus) -> Path:
+        return ranking_model(c, cpu, corpora, pooled)
+
     # a corpus still being tuned has no cost model to rank with: one that has serves meanwhile;
-    # on another CPU the pooled model ranks, so most of the zoo's logs are enough
-    ranks = (pooled / "metadata.json").is_file()
+    # with a borrowed model, most of the zoo's logs are enough
     ready = [
         c
         for c in same_arch
-        if c.has_model or (ranks and c.cpu != cpu and len(c.networks) >= SOURCE_NETWORKS)
+        if c.has_model
+        or (len(c.networks) >= SOURCE_NETWORKS and (model(c) / "metadata.json").is_file())
     ] or same_arch
     # a CPU's variants (another configuration: corpora/<cpu>-nchw16c/) give way to corpora/<cpu>/
     own = sorted((c for c in same_arch if c.cpu == cpu), key=lambda c: c.name != cpu)
     if own_ready := [c for c in own if c in ready]:
-        return Choice(own_ready[0], f"tuned on this target's CPU ({cpu})", exact=True)
+        chosen = own_ready[0]
+        why = f"tuned on this target's CPU ({cpu})"
+        if not chosen.has_model:
+            why += f"; no cost model of its own yet (`{TUNE_HERE}` continues it)"
+        return Choice(chosen, why, True, model(chosen))
     if not same_arch:
         raise InputError(
             f"no corpus for {arch} (target CPU {cpu}); corpora here: "
@@ -213,7 +248,7 @@ def choose(
         f"; {best.cpu} is the closest of {arch}'s "
         f"({closeness(cpu, best.cpu):.0%} of LLVM features in common)"
     )
-    return Choice(best, why, exact=False, pooled=pooled)  # the model its choice assumed
+    return Choice(best, why, False, model(best))
 
 
 def _given(
@@ -227,7 +262,8 @@ def _given(
         names = ", ".join(c.name for c in find_corpora(base)) or "none"
         raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
     corpus = Corpus.read(path) or Corpus.new(path, cpu, "")
-    return Choice(corpus, f"given by {how}", exact=corpus.cpu == cpu, pooled=pooled)
+    model = ranking_model(corpus, cpu, find_corpora(base), pooled)
+    return Choice(corpus, f"given by {how}", corpus.cpu == cpu, model)
 
 
 _WARNED: set[tuple[str, str]] = set()  # (corpus CPU, target CPU) pairs this command warned of
