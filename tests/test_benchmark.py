@@ -278,6 +278,21 @@ def test_the_recall_curve_budgets_spend_by_never_saw_the_held_out_network(
     assert evaluated == {k.network for k in load_dataset(tiny_dataset)} - {held_out}
 
 
+def test_a_held_out_model_pooled_with_another_cpus_dataset_never_sees_the_network_there_either(
+    tiny_dataset, target, tmp_path
+):
+    held_out = conv_shapes()[0].name
+    other_cpu = tmp_path / "other_cpu_dataset"  # the same kernels timed elsewhere, say
+    shutil.copytree(tiny_dataset, other_cpu)
+    alone, _ = held_out_model(held_out, tiny_dataset, tmp_path / "alone", target)
+    pooled, _ = held_out_model(held_out, tiny_dataset, tmp_path / "pooled", target, (other_cpu,))
+    data = pooled.metadata["training_data"]
+    assert data["pooled"] == [str(tiny_dataset), str(other_cpu)]
+    assert data["networks"] == alone.metadata["training_data"]["networks"]
+    assert held_out not in data["networks"]
+    assert data["candidates"] == 2 * alone.metadata["training_data"]["candidates"]
+
+
 def test_an_evaluation_on_another_cpu_than_the_corpus_stops_at_once(corpus, tmp_path):
     other = parse_target("llvm -mcpu=skylake -num-cores=2")
     if other.attrs["mcpu"] == host_target().attrs["mcpu"]:

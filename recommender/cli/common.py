@@ -193,6 +193,18 @@ def rpc_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def pool_with_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--pool-with",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DATASET",
+        help="train on this dataset too (another CPU's corpus, same configuration; repeatable): "
+        "pooled, the model ranked better than each CPU's own (docs/results/cross_cpu_models.json)",
+    )
+
+
 def dataset_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dataset",

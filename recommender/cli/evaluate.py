@@ -12,6 +12,7 @@ from .common import (
     add_command,
     dataset_option,
     format_table,
+    pool_with_option,
     positive_int,
     print_json,
     profile_option,
@@ -63,6 +64,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "evaluate.json) with today's metrics, and run nothing: works on any CPU",
     )
     dataset_option(p)  # held-out models train on it; exhaustive runs add their measurements
+    pool_with_option(p)  # the held-out models train on these too (without the network)
     profile_option(p)
     target_options(p)
     rpc_option(p)
@@ -98,6 +100,7 @@ def cmd_evaluate(args) -> int:
         out,
         target,
         dataset_dir=args.dataset,
+        pool_with=tuple(args.pool_with),
         grid_points=args.grid or (QUICK_GRID if args.quick else 8),
         refine=not args.quick,
         remote=remote,

@@ -7,7 +7,14 @@ import json
 from pathlib import Path
 
 from ..core import paths
-from .common import add_command, dataset_option, format_table, print_json, relative
+from .common import (
+    add_command,
+    dataset_option,
+    format_table,
+    pool_with_option,
+    print_json,
+    relative,
+)
 
 COLUMNS = ["top1", "top5", "recall@1", "hit@1", "recall@3", "pairwise", "ndcg@5"]
 
@@ -24,15 +31,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="model directory (default: the corpus's models/default)",
     )
-    p.add_argument(
-        "--pool-with",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="DATASET",
-        help="train on this dataset too (another CPU's corpus; repeatable): one model for several "
-        "CPUs, which ranked better than each CPU's own (docs/results/cross_cpu_models.json)",
-    )
+    pool_with_option(p)
     p.add_argument(
         "--objective",
         choices=["rank:pairwise", "rank:ndcg", "reg:squarederror"],

@@ -75,6 +75,7 @@ class Evaluation:
     remote: RemoteDevice | None
     progress: bool
     deep_logs: Path
+    pool_with: tuple[Path, ...] = ()  # other CPUs' datasets the held-out models train on too
     log_sizes: dict[str, int] = field(default_factory=dict)
     _loaded: dict[str, tuple[Network, float]] = field(default_factory=dict)
 
@@ -105,7 +106,7 @@ class Evaluation:
                 method_dir(net_dir, METHODS[method]),
                 load=lambda: self.loaded(name),
                 model_for=lambda held_out: held_out_model(
-                    held_out, self.dataset_dir, net_dir / "model", self.target
+                    held_out, self.dataset_dir, net_dir / "model", self.target, self.pool_with
                 ),
                 logs=self.logs,
                 log_sizes=self.log_sizes,
@@ -170,6 +171,7 @@ class Evaluation:
             "means": means(rows, self.methods),
             "means_deep": deep_means(rows, self.methods),
             "means_over": dict(zip(("networks", "left_out"), common_networks(rows, self.methods))),
+            "held_out_models_trained_on": [str(d) for d in (self.dataset_dir, *self.pool_with)],
             "note": UNTUNED_NOTE,
         }
         write_json(self.out / "results.json", results)
@@ -183,6 +185,7 @@ def evaluate(
     target: tvm.target.Target,
     *,
     dataset_dir: Path | None = None,
+    pool_with: tuple[Path, ...] = (),
     logs: Path | None = None,
     load_network: Callable[[str], Network] = load_zoo_network,
     grid_points: int = 8,
@@ -200,9 +203,10 @@ def evaluate(
     leaves a true partial page.
 
     The exhaustive run over every other network adds its measurements to ``dataset_dir``, which
-    the held-out models train on. While the dataset lacks a network, the methods without a cost
-    model run first on every network, so that the models train on the whole of it (a model
-    saved earlier on less data is refused, see ``held_out_model``); once it holds every network
+    the held-out models train on (with ``pool_with``, other CPUs' datasets). While the dataset
+    lacks a network, the methods without a cost model run first on every network, so that the
+    models train on the whole of it (a model saved earlier on less data is refused, see
+    ``held_out_model``); once it holds every network
     (the shipped corpus), each network is searched and compared in turn, so its row is done
     after its own searches rather than after every network's exhaustive runs.
 
@@ -221,6 +225,7 @@ def evaluate(
         remote,
         progress,
         deep or deep_logs(logs),
+        pool_with,
     )
     logged = [n for n in networks if n in logged_models(run.logs)]
     not_evaluated = {

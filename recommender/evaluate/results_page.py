@@ -146,6 +146,12 @@ def _phases(row: dict) -> list[str]:
     return lines
 
 
+def pooled_note(results: dict) -> str:
+    """Which other CPUs' datasets the held-out models were trained on too, if any."""
+    pooled = results.get("held_out_models_trained_on", [])[1:]
+    return f" (pooled with {', '.join(f'`{d}`' for d in pooled)})" if pooled else ""
+
+
 def search_time_note(results: dict) -> str:
     """What the search times of these results count: runs before search time began at the
     command's start counted choosing only."""
@@ -286,7 +292,7 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         "Protocol: leave-one-model-out. A network's own log is never a source; the recommender's "
         "cost model is retrained without the network's kernels and without rows whose source "
         "came from it, on the transfer-benefit dataset, to which the exhaustive runs over every "
-        "other network add what they measured. Every build "
+        f"other network add what they measured{pooled_note(results)}. Every build "
         "is checked against the untuned outputs before it is timed; "
         "all builds of a network are timed in one interleaved run (medians of 5 rounds). "
         f"{search_time_note(results)} MetaSchedule's figures come "

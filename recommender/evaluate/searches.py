@@ -54,17 +54,23 @@ def write_json(path: Path, data: dict) -> None:
 
 
 def held_out_model(
-    network: str, dataset_dir: Path, out_dir: Path, target: tvm.target.Target
+    network: str,
+    dataset_dir: Path,
+    out_dir: Path,
+    target: tvm.target.Target,
+    pool_with: tuple[Path, ...] = (),
 ) -> tuple[model_files.CostModel, float]:
     """The cost model that never saw ``network``: trained without its kernels and without rows
-    whose source schedule came from it (saved in ``out_dir`` and reused on a rerun); and the
-    seconds training it took here (0 when read back). Training is reported apart from search
-    time: a user ships a trained model, as the paper amortises the source networks' tuning.
+    whose source schedule came from it, on ``dataset_dir`` and the ``pool_with`` datasets of
+    other CPUs (saved in ``out_dir`` and reused on a rerun); and the seconds training it took
+    here (0 when read back). Training is reported apart from search time: a user ships a
+    trained model, as the paper amortises the source networks' tuning.
 
     A saved model trained on another state of the dataset is refused: the searches beside it
     were ranked by it, so mixing them with a new model would mix two experiments.
     """
-    kernels = [k for k in load_dataset(dataset_dir) if k.network != network]
+    datasets = (dataset_dir, *pool_with)
+    kernels = [k for d in datasets for k in load_dataset(d) if k.network != network]
     data = training_set(kernels, exclude_source=network)
     if (out_dir / "metadata.json").is_file():
         model = model_files.load(out_dir, target=target)
@@ -80,10 +86,14 @@ def held_out_model(
         kernels,
         out_dir,
         target,
-        describe={"directory": str(dataset_dir), "held_out": network},
+        describe={
+            "directory": str(dataset_dir),
+            "held_out": network,
+            **({"pooled": [str(d) for d in datasets]} if pool_with else {}),
+        },
         exclude_source=network,
         what=f"the transfer-benefit dataset without {network}",
-        training_only=training_targets(dataset_dir),
+        training_only=set().union(*map(training_targets, datasets)),
     )
     return model, time.perf_counter() - start
 
