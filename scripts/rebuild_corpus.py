@@ -95,7 +95,7 @@ def main() -> int:
             status = cli(["collect", name, "--trials-per-task", str(args.trials_per_task), *common])
             if status:
                 return status  # interrupted: the next run resumes here
-    corpus = ["--corpus", str(choice.corpus.root)]
+    corpus = ["--corpus", str(choice.corpus.root), *pool_with(choice.corpus)]
     trained_before_targets = bool(training_targets(paths.transfer()))  # a resumed second part
     print("transfer-benefit dataset of the tuned networks (resumable) ...")
     status = cli(["dataset", "build", *networks, *common])
@@ -107,9 +107,28 @@ def main() -> int:
     return cli(["dataset", "build", *networks, "--training-targets", *common]) or train(corpus)
 
 
+def pool_with(corpus: corpora.Corpus) -> list[str]:
+    """``--pool-with`` the datasets of other CPUs' corpora in the same configuration: trained
+    on together, the model ranked better than each CPU's own (docs/results/cross_cpu_models.json)
+    and another CPU's model of the same configuration ranked this one's logs well
+    (docs/results/cross_cpu_znver4_resnet18.json)."""
+    siblings = [
+        c.root / "datasets" / "transfer"
+        for c in corpora.find_corpora()
+        if c.cpu != corpus.cpu
+        and c.arch == corpus.arch
+        and c.configuration == corpus.configuration
+        and c.dataset_files
+    ]
+    for dataset in siblings:
+        print(f"the cost model also trains on {dataset}")
+    return [arg for d in siblings for arg in ("--pool-with", str(d))]
+
+
 def train(corpus: list[str]) -> int:
-    """Fit the corpus's cost model and evaluate it leave-one-model-out: the table and the plot
-    beside the model (``evaluation.json``, ``score_vs_k.png``)."""
+    """Fit the corpus's cost model (pooled with its configuration's other datasets) and evaluate
+    it leave-one-model-out: the table and the plot beside the model (``evaluation.json``,
+    ``score_vs_k.png``)."""
     print("default cost model ...")
     if status := cli(["train", *corpus]):
         return status

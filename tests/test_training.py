@@ -54,6 +54,16 @@ def test_a_training_target_is_trained_on_but_never_held_out(tiny_dataset):
     assert len(results) == 4 and not only & {r.network for r in results}
 
 
+def test_another_cpus_kernels_pooled_in_are_trained_on_but_never_scored(tiny_dataset):
+    kernels = load_dataset(tiny_dataset)
+    networks_here = ("conv4x16", "conv8x8", "conv16x8")
+    here = [k for k in kernels if k.network in networks_here]
+    elsewhere = [k for k in kernels if k.network not in networks_here]  # say, another CPU's
+    alone = leave_one_model_out(here, {"xgb": SMALL_XGB})
+    pooled = leave_one_model_out(here, {"xgb": SMALL_XGB}, pooled=elsewhere)
+    assert [r.network for r in pooled] == [r.network for r in alone] == sorted(networks_here)
+
+
 def test_nested_selection_never_chooses_with_the_network_it_scores(tiny_dataset):
     """Random ranking scores worse than the ranker without each network too, so every fold
     chooses the ranker; the folds' scores are the ranker's own on that network."""

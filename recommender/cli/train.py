@@ -46,6 +46,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "leave-one-model-out evaluation of every learner and baseline on a dataset",
     )
     dataset_option(p)
+    pool_with_option(p)  # trained on, never scored
     p.add_argument("--plot", type=Path, default=None, help="write the score-vs-k plot (PNG)")
     p.add_argument(
         "--throughput-baseline",
@@ -104,7 +105,10 @@ def cmd_evaluate_model(args) -> int:
     if args.throughput_baseline:
         learners = _with_throughput_baseline(args.dataset, args.logs)
     results = leave_one_model_out(
-        load_dataset(args.dataset), learners, training_only=training_targets(args.dataset)
+        load_dataset(args.dataset),
+        learners,
+        training_only=training_targets(args.dataset),
+        pooled=[k for d in args.pool_with for k in load_dataset(d)],
     )
     means = mean_metrics(results)
     if args.plot:

@@ -171,12 +171,14 @@ def leave_one_model_out(
     learners: dict[str, tuple[str, dict]] | None = None,
     *,
     training_only: Collection[str] = (),
+    pooled: Collection[KernelData] = (),
 ) -> list[HeldOut]:
     """Hold out each network in turn but the ``training_only`` ones (the dataset's training
     targets, ``dataset.training_targets``: measured as targets only, never evaluated); see the
-    module docstring for the protocol."""
+    module docstring for the protocol. ``pooled``: other CPUs' kernels, trained on (without the
+    held-out network there too), never scored."""
     learners = learners or LEARNERS
-    held = (_hold_out(kernels, n, learners) for n in _evaluated(kernels, training_only))
+    held = (_hold_out(kernels, n, learners, pooled) for n in _evaluated(kernels, training_only))
     results = [h for h in held if h is not None]
     if not results:
         raise InputError(
@@ -191,11 +193,15 @@ def _evaluated(kernels: list[KernelData], training_only: Collection[str]) -> lis
 
 
 def _hold_out(
-    kernels: list[KernelData], network: str, learners: dict[str, tuple[str, dict]]
+    kernels: list[KernelData],
+    network: str,
+    learners: dict[str, tuple[str, dict]],
+    pooled: Collection[KernelData] = (),
 ) -> HeldOut | None:
-    """Every learner trained without ``network`` (its kernels and its sources) and scored on
-    it; None when either side is too small."""
-    train = training_set([k for k in kernels if k.network != network], exclude_source=network)
+    """Every learner trained without ``network`` (its kernels and its sources, in ``pooled``
+    too) and scored on it; None when either side is too small."""
+    rest = [k for k in (*kernels, *pooled) if k.network != network]
+    train = training_set(rest, exclude_source=network)
     test = training_set([k for k in kernels if k.network == network])
     try:
         check_trainable(train, f"leaving out {network}, the training data")
