@@ -168,7 +168,8 @@ def choose(
     for choice in pending:
         choice.how = How.NONE_PASSED
     unreached = [c for c in choices if default and c.how.unreached]
-    fallen = fall_back([c.task for c in unreached], target, remote, timed=timed)
+    known = [c.ranked.kernel.untuned if c.ranked else None for c in unreached]
+    fallen = fall_back([c.task for c in unreached], target, remote, timed=timed, untuned=known)
     for choice, (kernel, chosen) in zip(unreached, fallen):
         choice.pool = [*choice.pool, *kernel.candidates]
         choice.untuned_s = kernel.untuned_s
@@ -176,7 +177,7 @@ def choose(
             choice.chosen, choice.how = chosen, How.DEFAULT_TIMED if timed else How.DEFAULT_CHECKED
         elif any(c.run_s is not None for c in kernel.candidates):
             choice.how = How.UNTUNED_FASTEST
-    return len(unreached) if timed else 0
+    return sum(k is None for k in known) if timed else 0
 
 
 def recommend(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import tvm
 
+from ..backend.measure import Measurement
 from ..core.targets import RemoteDevice
 from ..tasks.extract import Task
 from .candidate import Candidate, KernelResult, default_candidates
@@ -25,11 +26,16 @@ def fall_back(
     remote: RemoteDevice | None = None,
     *,
     timed: bool = True,
+    untuned: list[Measurement | None] | None = None,
 ) -> list[tuple[KernelResult, Candidate | None]]:
     """Each task's default-level candidates, checked (with ``timed``, timed with the untuned
-    kernel too), and the one to take: the fastest that beats the untuned kernel, or without
-    timing the first that passed the check."""
-    kernels = [KernelResult(task, default_candidates(task, target)) for task in tasks]
+    kernel too, unless ``untuned`` has its measurement already), and the one to take: the
+    fastest that beats the untuned kernel, or without timing the first that passed the check."""
+    known = untuned or [None] * len(tasks)
+    kernels = [
+        KernelResult(task, default_candidates(task, target), measurement)
+        for task, measurement in zip(tasks, known)
+    ]
     jobs = [(k, c) for k in kernels for c in ([None] if timed else []) + k.candidates]
     measure_jobs(jobs, target, remote=remote, timed=timed)
     if timed:
