@@ -85,7 +85,8 @@ def main() -> None:
         parser.error(f"no corpus {', '.join(unknown)}; corpora here: {', '.join(found)}")
     for run, directory in recommended.items():
         if not (directory / "report.json").is_file():
-            parser.error(f"{directory}: no report.json (run recommend with --corpus {run})")
+            corpus = run.partition(":")[0]
+            parser.error(f"{directory}: no report.json (run recommend with --corpus {corpus})")
 
     network = load_zoo_network(args.model)
     prepared: dict[Configuration, endtoend.Builds] = {}

@@ -26,6 +26,7 @@ import contextlib
 import datetime
 import json
 import sys
+from pathlib import Path
 
 from recommender.cli.common import configuration_options
 from recommender.cli.main import main as cli
@@ -95,7 +96,7 @@ def main() -> int:
             status = cli(["collect", name, "--trials-per-task", str(args.trials_per_task), *common])
             if status:
                 return status  # interrupted: the next run resumes here
-    corpus = ["--corpus", str(choice.corpus.root), *pool_with(choice.corpus)]
+    corpus = ["--corpus", str(choice.corpus.root)]
     trained_before_targets = bool(training_targets(paths.transfer()))  # a resumed second part
     print("transfer-benefit dataset of the tuned networks (resumable) ...")
     status = cli(["dataset", "build", *networks, *common])
@@ -107,11 +108,15 @@ def main() -> int:
     return cli(["dataset", "build", *networks, "--training-targets", *common]) or train(corpus)
 
 
-def pool_with(corpus: corpora.Corpus) -> list[str]:
-    """``--pool-with`` the datasets of other CPUs' corpora in the same configuration: trained
-    on together, the model ranked better than each CPU's own (docs/results/cross_cpu_models.json)
-    and another CPU's model of the same configuration ranked this one's logs well
-    (docs/results/cross_cpu_znver4_resnet18.json)."""
+def pool_with(root: Path) -> list[str]:
+    """``--pool-with`` the datasets of other CPUs' corpora in the configuration of the corpus at
+    ``root`` (read now: a new corpus has its logs and configuration by the time it trains):
+    trained on together, the model ranked better than each CPU's own
+    (docs/results/cross_cpu_models.json), and another CPU's model of the same configuration
+    ranked this one's logs well (docs/results/cross_cpu_znver4_resnet18.json)."""
+    corpus = corpora.Corpus.read(root)
+    if corpus is None:
+        return []
     siblings = [
         c.root / "datasets" / "transfer"
         for c in corpora.find_corpora()
@@ -130,6 +135,7 @@ def train(corpus: list[str]) -> int:
     it leave-one-model-out: the table and the plot beside the model (``evaluation.json``,
     ``score_vs_k.png``)."""
     print("default cost model ...")
+    corpus = [*corpus, *pool_with(paths.root())]
     if status := cli(["train", *corpus]):
         return status
     model = paths.default_model()

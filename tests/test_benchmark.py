@@ -66,6 +66,14 @@ def not_loaded(name: str):
     raise AssertionError(f"{name} was loaded, but nothing was left to do")
 
 
+def refuse_training(network: str):
+    raise InputError("not trained here")
+
+
+def cells_report(out, method: str) -> dict:
+    return json.loads((out / "twoconv" / method / "search.json").read_text())
+
+
 def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     corpus, tiny_dataset, target, tmp_path
 ):
@@ -139,6 +147,21 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     compared = json.loads((out / "twoconv" / "compare.json").read_text())["compared"]
     assert compared["searches"]["transfer-all-best"] == search_digest(redone)
     assert sum(len(k.run_s) for k in load_dataset(dataset, networks=["twoconv"])) == pool
+
+    # a ranked search is redone when its held-out model pools other CPUs' datasets differently
+    sizes = log_record_counts({n: corpus / n for n in ("tinyconv", "twoconv")}, target)
+    ranked = dict(
+        target=target,
+        out_dir=out / "twoconv" / "top-1",
+        load=lambda: (two_conv_net(), 0.0),
+        model_for=refuse_training,
+        logs=corpus,
+        log_sizes=sizes,
+        progress=False,
+    )
+    assert search("twoconv", KNOWN["top-1"], **ranked) == cells_report(out, "top-1")
+    pooled = search("twoconv", KNOWN["top-1"], **ranked, pooled_with=("corpora/b/datasets/x",))
+    assert pooled == {"skipped": "no held-out cost model: not trained here"}
 
     # a coarser MetaSchedule curve (what --quick asks for) is compared anew, not read back
     compared = (out / "twoconv" / "compare.json").stat().st_mtime_ns

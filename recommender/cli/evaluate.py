@@ -93,6 +93,7 @@ def cmd_evaluate(args) -> int:
         ["recommender evaluate", *networks, "--methods", ",".join(methods)]
         + (["--quick"] if args.quick else [])
         + ([f"--profile {args.profile}"] if args.profile != "server" else [])
+        + [f"--pool-with {d}" for d in args.pool_with]
     )
     results = evaluate(
         networks,

@@ -11,7 +11,8 @@ target's ``-mcpu``; else, among corpora of the target's architecture, the closes
 largest share of LLVM features in common (ISA extensions such as AVX-512 and AVX2, and the
 tuning flags LLVM sets for the CPU, e.g. ``prefer-256-bit``), the same vendor breaking ties;
 else an error. A corpus needs a cost model to rank with: on its own CPU its own; elsewhere, or
-while it has none, one trained on networks prepared in its configuration (``ranking_model``), so
+while it has none, preferably one trained on networks prepared in its configuration
+(``ranking_model``), so
 a corpus without a model of its own serves once it has logs of most of the zoo
 (``SOURCE_NETWORKS``; one still being tuned gives way meanwhile). Choosing a corpus of another
 CPU warns once, naming both CPUs and the command that tunes a corpus for this one.
@@ -19,6 +20,7 @@ CPU warns once, naming both CPUs and the command that tunes a corpus for this on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -37,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 CHECKOUT = Path(__file__).resolve().parent.parent.parent
 CORPORA = CHECKOUT / "corpora"
-POOLED_MODEL = CHECKOUT / "models" / "pooled"  # trained on every corpus: for CPUs without one
+POOLED_MODEL = CHECKOUT / "models" / "pooled"  # trained on several CPUs' corpora (its metadata)
 # With a borrowed model to rank, a corpus serves without a model of its own once it has logs of
 # this many networks (the zoo's 11 but one still being tuned): on a Zen 5, the Zen 4 corpus's
 # logs gave ResNet-18 11.30 ms where the Zen 3 corpus's, with a model, gave 20.87 ms
@@ -153,14 +155,15 @@ def model_configuration(model: Path) -> Configuration:
     return read_configuration(root)
 
 
-def ranking_model(corpus: Corpus, cpu: str, corpora: list[Corpus], pooled: Path) -> Path:
+def ranking_model(corpus: Corpus, cpu: str, pooled: Path, base: Path = CORPORA) -> Path:
     """The cost model to rank ``corpus``'s candidates on ``cpu``. On its own CPU, its own. Else,
-    or while it has none, a model trained on networks prepared in the corpus's configuration:
-    the pooled one (every corpus) if so, else the closest CPU's own of that configuration, else
-    the pooled one whatever its configuration. Blocked convolutions ranked by a model of native
-    ones came out 12-15% slower on ResNet-18 (a Zen 4: 23.7-26.3 ms against 19.1-22.4 ms with
-    the Zen 5's NCHW16c model, docs/results/cross_cpu_znver4_resnet18*.json); across CPUs of one
-    configuration, pooling ranked best (docs/results/cross_cpu_models.json)."""
+    or while it has none, preferably a model trained on networks prepared in the corpus's
+    configuration: the pooled one (several CPUs' corpora) if so, else the closest CPU's own of
+    that configuration under ``base``; else the pooled one whatever its configuration.
+    Blocked convolutions ranked by a model of native ones came out 12-15% slower on ResNet-18
+    (a Zen 4: 23.7-26.3 ms against 19.1-22.4 ms with the Zen 5's NCHW16c model,
+    docs/results/cross_cpu_znver4_resnet18*.json); across CPUs of one configuration, pooling
+    ranked best (docs/results/cross_cpu_models.json)."""
     own = corpus.root / "models" / "default"
     if corpus.has_model and corpus.cpu == cpu:
         return own
@@ -169,12 +172,23 @@ def ranking_model(corpus: Corpus, cpu: str, corpora: list[Corpus], pooled: Path)
         return pooled
     alike = [
         c
-        for c in corpora
+        for c in _readable_corpora(base)
         if c.has_model and c.configuration == corpus.configuration and c.arch == corpus.arch
     ]
     if alike:
         return max(alike, key=lambda c: closeness(cpu, c.cpu)).root / "models" / "default"
     return pooled if has_pooled else own
+
+
+def _readable_corpora(base: Path) -> list[Corpus]:
+    """The corpora under ``base`` that read: one broken corpus lends no model, and breaks no
+    command that does not use it."""
+    found = []
+    for directory in sorted(base.iterdir()) if base.is_dir() else []:
+        with contextlib.suppress(InputError):
+            if directory.is_dir() and (corpus := Corpus.read(directory)) is not None:
+                found.append(corpus)
+    return found
 
 
 def _vendor(cpu: str) -> str:
@@ -203,13 +217,13 @@ def choose(
     if writing:
         home = base / cpu
         corpus = Corpus.read(home) or Corpus.new(home, cpu, arch)
-        model = ranking_model(corpus, cpu, find_corpora(base), pooled)
+        model = ranking_model(corpus, cpu, pooled, base)
         return Choice(corpus, f"the corpus of this target's CPU ({cpu})", True, model)
     corpora = find_corpora(base)
     same_arch = [c for c in corpora if c.arch == arch]
 
     def model(c: Corpus) -> Path:
-        return ranking_model(c, cpu, corpora, pooled)
+        return ranking_model(c, cpu, pooled, base)
 
     # a corpus still being tuned has no cost model to rank with: one that has serves meanwhile;
     # with a borrowed model, most of the zoo's logs are enough
@@ -262,8 +276,9 @@ def _given(
         names = ", ".join(c.name for c in find_corpora(base)) or "none"
         raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
     corpus = Corpus.read(path) or Corpus.new(path, cpu, "")
-    model = ranking_model(corpus, cpu, find_corpora(base), pooled)
-    return Choice(corpus, f"given by {how}", corpus.cpu == cpu, model)
+    return Choice(
+        corpus, f"given by {how}", corpus.cpu == cpu, ranking_model(corpus, cpu, pooled, base)
+    )
 
 
 _WARNED: set[tuple[str, str]] = set()  # (corpus CPU, target CPU) pairs this command warned of

@@ -36,6 +36,7 @@ from pathlib import Path
 import tvm
 
 from ..core import paths
+from ..core.paths import CHECKOUT
 from ..core.targets import RemoteDevice
 from ..logs.sources import log_dir, logged_models
 from ..logs.tuning_log import TuningLog, cpu_model
@@ -113,6 +114,7 @@ class Evaluation:
                 remote=self.remote,
                 progress=self.progress,
                 keep_in=self.dataset_dir,
+                pooled_with=tuple(_named(d) for d in self.pool_with),
             )
         return reports
 
@@ -171,11 +173,18 @@ class Evaluation:
             "means": means(rows, self.methods),
             "means_deep": deep_means(rows, self.methods),
             "means_over": dict(zip(("networks", "left_out"), common_networks(rows, self.methods))),
-            "held_out_models_trained_on": [str(d) for d in (self.dataset_dir, *self.pool_with)],
+            "held_out_models_trained_on": [_named(d) for d in (self.dataset_dir, *self.pool_with)],
             "note": UNTUNED_NOTE,
         }
         write_json(self.out / "results.json", results)
         return results
+
+
+def _named(dataset: Path) -> str:
+    """A dataset as its checkout-relative path where it is in the checkout: the same in every
+    checkout of the repository (an evaluation may run from a worktree)."""
+    resolved = dataset.resolve()
+    return str(resolved.relative_to(CHECKOUT) if resolved.is_relative_to(CHECKOUT) else resolved)
 
 
 def evaluate(

@@ -77,7 +77,8 @@ def held_out_model(
         trained_on = model.metadata.get("training_data", {}).get("hash")
         if trained_on != data.data_hash():
             raise RecommenderError(  # not an InputError: ``search`` would skip the method
-                f"{out_dir}: trained on another state of {dataset_dir} (hash {trained_on}, "
+                f"{out_dir}: trained on another state of {', '.join(map(str, datasets))} "
+                f"(hash {trained_on}, "
                 f"now {data.data_hash()}); evaluate into a new --out, or delete {out_dir.parent}"
             )
         return model, 0.0
@@ -122,9 +123,12 @@ def search(
     remote: RemoteDevice | None = None,
     progress: bool = True,
     keep_in: Path | None = None,
+    pooled_with: tuple[str, ...] = (),
 ) -> dict:
     """Run ``method`` on network ``name`` or read its earlier run; returns its search report,
     or ``{"skipped": why}`` (not kept: a rerun tries again, e.g. once a source log exists).
+    ``pooled_with``: the other CPUs' datasets the held-out model trains on too; a ranked search
+    made with others is redone.
 
     ``load`` gives the network (loaded only if the search runs) and the seconds loading it
     took; ``model_for`` the held-out cost model and the seconds training it took (0 if read
@@ -151,15 +155,23 @@ def search(
     report_path = out_dir / "search.json"
     done = read_json(report_path)
     if done is not None:
-        if done.get("source_records") == sizes and method.made(done.get("method")):
+        pooled = pooled_with if method.budget is not None else ()  # a ranked search's
+        if (
+            done.get("source_records") == sizes
+            and method.made(done.get("method"))
+            and tuple(done.get("pooled_with", ())) == pooled
+        ):
             return done
         logger.warning(
-            "%s: made by %s from source logs of %s records, now %s and %s; searching again",
+            "%s: made by %s from source logs of %s records pooled with %s, now %s, %s and %s; "
+            "searching again",
             report_path,
             done.get("method"),
             done.get("source_records"),
+            done.get("pooled_with", []),
             method.to_json(),
             sizes,
+            list(pooled),
         )
     phases, trained_s = {}, 0.0
     start = time.perf_counter()
@@ -204,6 +216,7 @@ def search(
         method=method.to_json(),
         sources=names,
         source_records=sizes,
+        **({"pooled_with": list(pooled_with)} if method.budget is not None else {}),
     )
     write_json(report_path, report)
     return report

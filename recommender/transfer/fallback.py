@@ -34,7 +34,7 @@ def fall_back(
     known = untuned or [None] * len(tasks)
     kernels = [
         KernelResult(task, default_candidates(task, target), measurement)
-        for task, measurement in zip(tasks, known)
+        for task, measurement in zip(tasks, known, strict=True)
     ]
     jobs = [(k, c) for k in kernels for c in ([None] if timed else []) + k.candidates]
     measure_jobs(jobs, target, remote=remote, timed=timed)
