@@ -155,11 +155,11 @@ def model_configuration(model: Path) -> Configuration:
     return read_configuration(root)
 
 
-def ranking_model(corpus: Corpus, cpu: str, pooled: Path, base: Path = CORPORA) -> Path:
+def ranking_model(corpus: Corpus, cpu: str, pooled: Path, corpora: list[Corpus]) -> Path:
     """The cost model to rank ``corpus``'s candidates on ``cpu``. On its own CPU, its own. Else,
     or while it has none, preferably a model trained on networks prepared in the corpus's
     configuration: the pooled one (several CPUs' corpora) if so, else the closest CPU's own of
-    that configuration under ``base``; else the pooled one whatever its configuration.
+    that configuration among ``corpora``; else the pooled one whatever its configuration.
     Blocked convolutions ranked by a model of native ones came out 12-15% slower on ResNet-18
     (a Zen 4: 23.7-26.3 ms against 19.1-22.4 ms with the Zen 5's NCHW16c model,
     docs/results/cross_cpu_znver4_resnet18*.json); across CPUs of one configuration, pooling
@@ -172,7 +172,7 @@ def ranking_model(corpus: Corpus, cpu: str, pooled: Path, base: Path = CORPORA) 
         return pooled
     alike = [
         c
-        for c in _readable_corpora(base)
+        for c in corpora
         if c.has_model and c.configuration == corpus.configuration and c.arch == corpus.arch
     ]
     if alike:
@@ -217,13 +217,13 @@ def choose(
     if writing:
         home = base / cpu
         corpus = Corpus.read(home) or Corpus.new(home, cpu, arch)
-        model = ranking_model(corpus, cpu, pooled, base)
+        model = ranking_model(corpus, cpu, pooled, _readable_corpora(base))
         return Choice(corpus, f"the corpus of this target's CPU ({cpu})", True, model)
     corpora = find_corpora(base)
     same_arch = [c for c in corpora if c.arch == arch]
 
     def model(c: Corpus) -> Path:
-        return ranking_model(c, cpu, pooled, base)
+        return ranking_model(c, cpu, pooled, corpora)
 
     # a corpus still being tuned has no cost model to rank with: one that has serves meanwhile;
     # with a borrowed model, most of the zoo's logs are enough
@@ -276,9 +276,8 @@ def _given(
         names = ", ".join(c.name for c in find_corpora(base)) or "none"
         raise InputError(f"{how}: no corpus {str(given)!r}; corpora here: {names}")
     corpus = Corpus.read(path) or Corpus.new(path, cpu, "")
-    return Choice(
-        corpus, f"given by {how}", corpus.cpu == cpu, ranking_model(corpus, cpu, pooled, base)
-    )
+    model = ranking_model(corpus, cpu, pooled, _readable_corpora(base))
+    return Choice(corpus, f"given by {how}", corpus.cpu == cpu, model)
 
 
 _WARNED: set[tuple[str, str]] = set()  # (corpus CPU, target CPU) pairs this command warned of
