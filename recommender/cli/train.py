@@ -109,6 +109,7 @@ def cmd_evaluate_model(args) -> int:
         learners,
         training_only=training_targets(args.dataset),
         pooled=[k for d in args.pool_with for k in load_dataset(d)],
+        progress=True,
     )
     means = mean_metrics(results)
     if args.plot:

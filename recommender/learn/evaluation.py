@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.metrics import ndcg_score
+from tqdm import tqdm
 
 from ..core.errors import InputError
 from .cost_models import OBJECTIVE, SCREEN_KEEP, FailureClassifier
@@ -172,13 +173,16 @@ def leave_one_model_out(
     *,
     training_only: Collection[str] = (),
     pooled: Collection[KernelData] = (),
+    progress: bool = False,
 ) -> list[HeldOut]:
     """Hold out each network in turn but the ``training_only`` ones (the dataset's training
     targets, ``dataset.training_targets``: measured as targets only, never evaluated); see the
     module docstring for the protocol. ``pooled``: other CPUs' kernels, trained on (without the
     held-out network there too), never scored."""
     learners = learners or LEARNERS
-    held = (_hold_out(kernels, n, learners, pooled) for n in _evaluated(kernels, training_only))
+    evaluated = _evaluated(kernels, training_only)
+    bar = tqdm(evaluated, desc="leave-one-model-out", unit="network", disable=not progress)
+    held = (_hold_out(kernels, n, learners, pooled) for n in bar)
     results = [h for h in held if h is not None]
     if not results:
         raise InputError(
