@@ -94,7 +94,7 @@ def transfer_tune(
     earlier_s = journal.restore(kernels) if journal else 0.0
     start = time.perf_counter()
     with tqdm(
-        total=total, desc=f"{network.name}: time", unit="kernel", disable=not progress
+        total=total, desc=f"{network.name}: time", unit="timing", disable=not progress
     ) as bar:
         measure_kernels(
             kernels,
