@@ -13,6 +13,8 @@ from recommender.backend.workers import RECYCLE_AFTER
 from recommender.core.errors import RecommenderError
 from recommender.evaluate import endtoend
 from recommender.evaluate.workflows import compare_with_metaschedule, transfer_tune_to_dir
+from recommender.learn.dataset import add_transfer_run
+from recommender.learn.kernel_data import KernelData
 from recommender.logs.history import bisect_stops, database_at, kernel_curve, timed_records
 from recommender.logs.sources import load_sources
 from recommender.logs.tuning_log import TuningLog
@@ -192,7 +194,7 @@ def test_transfer_tuning_writes_a_database_that_compiles_to_correct_code(
 
 
 def test_kernels_no_source_reaches_get_metaschedules_design_space_unless_exact_only(
-    sources, target
+    sources, target, tmp_path
 ):
     network = conv_matmul_net()  # the reshape and the matmul have no source in a conv log
     run = transfer_tune(network, target, sources, progress=False)
@@ -203,6 +205,10 @@ def test_kernels_no_source_reaches_get_metaschedules_design_space_unless_exact_o
         assert kernel.untuned_s and all(c.run_s or c.failure for c in kernel.candidates)
         if kernel.best is not None:  # kept only where it beats naive loops (not on tiny ones)
             assert kernel.best.level is Level.DEFAULT and kernel.best.run_s < kernel.untuned_s
+    # the evaluation keeps such a run as dataset rows: the transfer pairs only, not the samples
+    [conv] = [k for k in run.kernels if k.candidates and all(c.source for c in k.candidates)]
+    [path] = add_transfer_run(run, tmp_path, family_of={})
+    assert list(KernelData.load(path).sources) == [c.source.label for c in conv.candidates]
     paper = transfer_tune(network, target, sources, progress=False, levels=(Level.EXACT,))
     assert sum(not k.candidates for k in paper.kernels) == 2  # as published: left untuned
 

@@ -201,7 +201,8 @@ def _missing(
 
 def add_transfer_run(run: TransferRun, directory: Path, family_of: dict[str, str]) -> list[Path]:
     """Keep the measurements of an exhaustive transfer run on ``run.network`` as dataset rows
-    (records already in the dataset keep their rows). Returns the files it added rows to.
+    (records already in the dataset keep their rows; the default level's design-space samples
+    have no source and are not rows). Returns the files it added rows to.
 
     Raises InputError if the dataset was built for another target, schema or TVM version.
     """
@@ -212,6 +213,8 @@ def add_transfer_run(run: TransferRun, directory: Path, family_of: dict[str, str
     for index, kernel in enumerate(run.kernels):
         by_model: dict[str, list] = {}
         for candidate in kernel.candidates:
+            if candidate.source is None:  # a design-space sample, not a transfer pair
+                continue
             by_model.setdefault(candidate.source.model, []).append(candidate)
         for model, candidates in sorted(by_model.items()):
             path = out / f"{index:03d}-{model}.npz"
