@@ -1,6 +1,7 @@
 """The recommender on a tiny corpus: budgets, zero-measurement mode, RPC, bad input."""
 
 import json
+import shutil
 import time
 
 import pytest
@@ -13,9 +14,11 @@ from recommender.core.targets import RemoteDevice, target_key
 from recommender.evaluate import endtoend
 from recommender.evaluate.workflows import load_cost_model, recommend_to_dir
 from recommender.learn import model_files
+from recommender.learn.untimed import losing_kinds
 from recommender.recommend.profiles import PROFILES
 from recommender.recommend.search import Budget
 from recommender.tasks.extract import prepare
+from recommender.tasks.workload import kernel_kind
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +89,40 @@ def test_top_k_0_checks_the_pick_of_every_kernel_with_a_single_candidate(run, tm
     report = run(Budget(top_k=0), tmp_path, top_n=1)
     assert [k["ranked"] for k in report["kernels"]] == [1, 1]
     assert {k["how"] for k in report["kernels"]} == {"predicted (checked, not timed)"}
+
+
+def test_nothing_timed_keeps_the_untuned_kernel_where_untimed_picks_of_its_kind_lose(
+    conv_log, tiny_model, target, tmp_path
+):
+    """A cost model whose own evaluation saw the untimed picks of convolutions run slower than
+    the untuned kernels (what max-pools do on real CPUs): with nothing timed, they stay untuned;
+    with one timing per kernel, the timing decides."""
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model, model_dir)
+    metadata = json.loads((model_dir / "metadata.json").read_text())
+    seen = {"kernels": 3, "untuned_ms": 1.0, "picked_ms": 4.0}
+    metadata["evaluation"] = {"untimed": {"conv2d_nchw": seen}}
+    (model_dir / "metadata.json").write_text(json.dumps(metadata))
+    model = model_files.load(model_dir, target=target)
+    assert losing_kinds(model.metadata["evaluation"]["untimed"]) == {"conv2d_nchw"}
+
+    def recommend(budget: Budget) -> dict:
+        out = tmp_path / f"top{budget.top_k}"
+        logs = {"tinyconv": conv_log[0]}
+        return recommend_to_dir(two_conv_net(), target, logs, model, budget, out, progress=False)
+
+    untimed = recommend(Budget(top_k=0))
+    assert {kernel_kind(k["kernel_class"]) for k in untimed["kernels"]} == {"conv2d_nchw"}
+    assert {k["how"] for k in untimed["kernels"]} == {
+        "untuned: untimed picks of its kind ran slower (the model's evaluation)"
+    }
+    assert untimed["tuned_kernels"] == 0 and untimed["candidates_timed"] == 0
+    assert {u["reason"] for u in untimed["coverage"]["unscheduled"]} == {
+        "kept untuned: untimed picks of its kind lose"
+    }
+    timed = recommend(Budget(top_k=1))
+    assert [k["timed"] for k in timed["kernels"]] == [1, 1]
+    assert "untuned: untimed picks" not in {k["how"] for k in timed["kernels"]}
 
 
 def test_a_missing_cost_model_says_how_to_make_one(tmp_path, target):

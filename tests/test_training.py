@@ -21,6 +21,7 @@ from recommender.learn.evaluation import (
 from recommender.learn.features import FEATURE_NAMES
 from recommender.learn.kernel_data import KernelData
 from recommender.learn.training import TrainingSet, train, training_set
+from recommender.learn.untimed import MIN_KERNELS, losing_kinds, summary, untimed_picks
 
 SMALL_XGB = ("xgb", {"n_estimators": 60, "max_depth": 4})
 
@@ -106,6 +107,33 @@ def test_a_first_pick_within_the_timing_noise_of_the_fastest_is_a_hit_not_a_reca
     assert metrics["recall@3"] == 1.0 and metrics["top1"] == pytest.approx(1 / 1.01)
     slow_first = kernel_metrics(kernel, run_s, scores=np.array([0.5, 0.4, 0.9, 0.7]))
     assert slow_first["hit@1"] == slow_first["hit@2"] == 0.0 and slow_first["hit@3"] == 1.0
+
+
+def test_untimed_picks_of_a_memory_bound_kind_that_lose_keep_the_untuned_kernel():
+    """Per held-out network: three max-pools (untuned 0.05 ms) whose first-ranked candidate
+    that ran takes 0.5 ms (the first-ranked one failed), and three convolutions (untuned 10 ms)
+    whose pick takes 1 ms. Only the pools' kind loses untimed."""
+    pools = [f"pad+pool_max@{i}" for i in range(3)]  # three classes, one kind
+    kernels = [
+        KernelData("net", klass, klass, 2, untuned, np.zeros((0, 0)), *[np.zeros(0)] * 2, [])
+        for klass, untuned in [*[(p, 0.05e-3) for p in pools], *[("data_pad+conv2d@c", 10e-3)] * 3]
+    ]
+    run_s = np.array([np.nan, 0.5e-3, 0.01e-3] * 3 + [1e-3, 2e-3, 3e-3] * 3)
+    qid = np.repeat(np.arange(6), 3)
+    test = TrainingSet(np.zeros((18, 1)), np.zeros(18), run_s, qid, np.zeros(18, bool), kernels)
+    picks = untimed_picks(test, scores=np.tile([0.9, 0.5, 0.1], 6))
+    assert picks["pool_max"] == [3, pytest.approx(6 * 0.05e-3), pytest.approx(6 * 0.5e-3)]
+    assert picks["conv2d"] == [3, pytest.approx(60e-3), pytest.approx(6e-3)]
+    untimed = summary([picks])  # what a saved model's metadata keeps
+    assert untimed["pool_max"] == {"kernels": 3, "untuned_ms": 0.3, "picked_ms": 3.0}
+    assert losing_kinds(untimed) == {"pool_max"}
+    # a kind seen on too few kernels does not overrule the ranker
+    rows = slice(0, 6)
+    two_pools = TrainingSet(
+        test.X[rows], test.y[rows], run_s[rows], qid[rows], test.failed[rows], kernels[:2]
+    )
+    few = summary([untimed_picks(two_pools, scores=np.tile([0.9, 0.5, 0.1], 2))])
+    assert few["pool_max"]["kernels"] == 2 < MIN_KERNELS and losing_kinds(few) == frozenset()
 
 
 def test_saved_model_predicts_identically_and_refuses_another_architecture(

@@ -33,6 +33,7 @@ from .features import FEATURE_NAMES
 from .kernel_data import KernelData, without_source
 from .throughput_baseline import RecordFeatures, fit_without, store_columns
 from .training import TrainingSet, check_trainable, fit_ranker, training_set
+from .untimed import summary, untimed_picks
 
 LEARNERS: dict[str, tuple[str, dict]] = {
     "xgb-pairwise": ("xgb", {"objective": "rank:pairwise"}),
@@ -60,6 +61,7 @@ class HeldOut:
     learners: dict[str, dict[str, float]] = field(default_factory=dict)
     failure: dict[str, float] = field(default_factory=dict)
     levels: dict[str, float] = field(default_factory=dict)  # ``pool_levels``
+    untimed: dict[str, dict] = field(default_factory=dict)  # per learner: ``untimed_picks``
 
 
 def kernel_metrics(kernel: KernelData, run_s: np.ndarray, scores: np.ndarray) -> dict | None:
@@ -148,22 +150,19 @@ def pool_levels(test: TrainingSet) -> dict[str, float]:
 
 def first_pick_anchor(test: TrainingSet, scores: np.ndarray) -> float:
     """The share of kernels whose first-ranked candidate is an anchor-level transfer."""
-    picks = [
-        test.X[rows[np.argmax(scores[rows])], ANCHOR_COLUMN] > 0.5
-        for rows in map(test.rows, range(test.groups))
-    ]
+    rows = map(test.rows, range(test.groups))
+    picks = [test.X[r[np.argmax(scores[r])], ANCHOR_COLUMN] > 0.5 for r in rows]
     return float(np.mean(picks)) if picks else math.nan
 
 
 def failure_metrics(train: TrainingSet, test: TrainingSet) -> dict[str, float]:
     predicted = FailureClassifier().fit(train.X, train.failed).predict_proba(test.X) > 0.5
-    actual = test.failed
-    hits = float((predicted & actual).sum())
+    hits = float((predicted & test.failed).sum())
     return {
-        "failures": int(actual.sum()),
-        "candidates": len(actual),
+        "failures": int(test.failed.sum()),
+        "candidates": len(test.failed),
         "precision": hits / predicted.sum() if predicted.any() else math.nan,
-        "recall": hits / actual.sum() if actual.any() else math.nan,
+        "recall": hits / test.failed.sum() if test.failed.any() else math.nan,
     }
 
 
@@ -218,6 +217,7 @@ def _hold_out(
         scores = _scores(name, params, train, test)
         held.learners[label] = network_metrics(test, scores)
         held.learners[label]["first_pick_anchor"] = first_pick_anchor(test, scores)
+        held.untimed[label] = untimed_picks(test, scores)
     held.failure = failure_metrics(train, test)
     return held
 
@@ -334,7 +334,8 @@ def recall_curve(
     objective: str = OBJECTIVE,
     training_only: Collection[str] = (),
 ) -> dict:
-    """The shipped ranker's leave-one-model-out recall@k, k = 1..10 (empty with one network)."""
+    """What a saved model knows of its ranker, from leave-one-model-out (empty with one
+    network): recall@k, k = 1..10 (budgets spend by it) and the untimed picks per kernel kind."""
     learner = {"xgb": ("xgb", {"objective": objective})}
     try:
         results = leave_one_model_out(kernels, learner, training_only=training_only)
@@ -345,4 +346,5 @@ def recall_curve(
         "networks": [r.network for r in results],
         "recall_curve": [round(means.get(f"recall@{k}", math.nan), 4) for k in KS],
         "top1": round(means["top1"], 4),
+        "untimed": summary([r.untimed["xgb"] for r in results]),
     }

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from ..transfer.coverage import KernelOutcome, coverage, coverage_lines, level_of, pool_sizes
 from ..transfer.report import UNTUNED_NOTE, milliseconds
-from .search import KernelChoice, Recommendation
+from .search import How, KernelChoice, Recommendation
 
 
 def _outcome(choice: KernelChoice) -> KernelOutcome:
-    return KernelOutcome(choice.task, choice.pool, choice.chosen, choice.untuned_s)
+    loses = choice.how is How.UNTIMED_LOSES
+    return KernelOutcome(choice.task, choice.pool, choice.chosen, choice.untuned_s, loses)
 
 
 def recommendation_rows(result: Recommendation) -> list[dict]:

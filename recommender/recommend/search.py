@@ -3,7 +3,9 @@
 Data flow: kernels -> same-class source schedules applied, featurised (or found in the
 ``FeatureCache``) and ranked (``ranking``) -> a measurement budget spent where it is expected to
 gain most (``Budget``) -> per kernel the fastest valid timed candidate, or, where nothing was
-timed, the predicted best that passes the correctness check -> a MetaSchedule database.
+timed, the predicted best that passes the correctness check (or the untuned kernel, where the
+cost model's evaluation saw untimed picks of its kind lose: ``learn.untimed``) -> a
+MetaSchedule database.
 
 How much is timed, and where: ``budget``.
 
@@ -27,9 +29,11 @@ from ..core.targets import RemoteDevice
 from ..learn.cost_models import SCREEN_KEEP
 from ..learn.feature_cache import FeatureCache
 from ..learn.model_files import CostModel
+from ..learn.untimed import CHECK_DEPTH, losing_kinds
 from ..logs.sources import SourceSchedule
 from ..networks.network import Network
 from ..tasks.extract import Task
+from ..tasks.workload import kernel_kind
 from ..transfer.apply import Level
 from ..transfer.candidate import LEVELS, Candidate
 from ..transfer.exhaustive import extract
@@ -37,8 +41,6 @@ from ..transfer.fallback import fall_back
 from ..transfer.timing import measure_jobs
 from .budget import DEFAULT_GFLOPS, Budget, position_prior, spend
 from .ranking import RankedKernel, rank_candidates
-
-CHECK_ROUNDS = 4  # zero-measurement choice: how far down the ranking to look for a valid one
 
 
 class How(Enum):
@@ -52,6 +54,7 @@ class How(Enum):
     NONE_APPLIES = "untuned: no candidate applies"
     NONE_PASSED = "untuned: no candidate passed the check"
     UNTUNED_FASTEST = "untuned: faster than every timed candidate"
+    UNTIMED_LOSES = "untuned: untimed picks of its kind ran slower (the model's evaluation)"
 
     @property
     def unreached(self) -> bool:
@@ -134,11 +137,13 @@ def choose(
     *,
     timed: bool = True,
     default: bool = True,
+    keep_untuned: frozenset[str] = frozenset(),
 ) -> int:
     """The fastest valid timed candidate per kernel; where none was timed, the predicted best
-    that passes the correctness check (walking down the ranking for ``CHECK_ROUNDS``); where
-    no candidate is left and ``default``, MetaSchedule's design space (``fall_back``,
-    ``timed`` or not). Returns how many untuned references that timed."""
+    that passes the correctness check (walking down the ranking for ``CHECK_DEPTH``), unless
+    the kernel's kind is in ``keep_untuned`` (``learn.untimed.losing_kinds``); where no candidate
+    is left and ``default``, MetaSchedule's design space (``fall_back``, ``timed`` or not).
+    Returns how many untuned references that timed."""
     pending = []
     for choice in choices:
         if choice.ranked is None:
@@ -152,9 +157,11 @@ def choose(
                 choice.chosen, choice.how = best, How.TIMED
             else:
                 choice.how = How.UNTUNED_FASTEST
+        elif kernel_kind(choice.task.kernel_class.key) in keep_untuned:
+            choice.how = How.UNTIMED_LOSES
         else:
             pending.append(choice)
-    for _ in range(CHECK_ROUNDS):
+    for _ in range(CHECK_DEPTH):
         checking = [(c, c.ranked.untried[0]) for c in pending if c.ranked.untried]
         if not checking:
             break
@@ -232,7 +239,12 @@ def recommend(
     choices = [KernelChoice(k.task, by_task.get(id(k.task)), None, k.candidates) for k in kernels]
     start = time.perf_counter()
     references += choose(
-        choices, target, remote, timed=budget.top_k != 0, default=Level.DEFAULT in levels
+        choices,
+        target,
+        remote,
+        timed=budget.top_k != 0,
+        default=Level.DEFAULT in levels,
+        keep_untuned=losing_kinds(model.metadata.get("evaluation", {}).get("untimed", {})),
     )
     timings["check"] = time.perf_counter() - start
 

@@ -151,6 +151,14 @@ def kernel_class(mod: tvm.IRModule) -> KernelClass:
     return KernelClass(key=f"{summary}@{digest}", summary=summary, anchor=anchor_key(mod, blocks))
 
 
+def kernel_kind(class_key: str) -> str:
+    """``data_pad+conv2d_NCHWc+add+compute@1f2e...`` -> ``conv2d_NCHWc``: the first op of a
+    kernel class besides its pad, coarse enough that every network has kernels of it (what the
+    cost model's record of untimed picks is kept per, ``learn.untimed``)."""
+    ops = class_key.split("@")[0].split("+")
+    return next((op for op in ops if op not in ("pad", "data_pad")), ops[0])
+
+
 def anchor_key(mod: tvm.IRModule, blocks: tuple[BlockInfo, ...] | None = None) -> str | None:
     """The anchor block's structure: name, iteration kinds, loop depth and buffer dtypes (what
     ``schedule_using_anchor_trace`` needs to agree), or None for a kernel without exactly one
