@@ -134,6 +134,9 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     assert again["networks"][0]["methods"] == cells  # read back, not measured again
     assert published == [again]
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p.name != "results.json")
+    # a run of other networks keeps this one's finished row, read back, not measured again
+    others = run(corpus, dataset, target, out, networks=("resnet152",), load_network=not_loaded)
+    assert others["networks"] == again["networks"]
 
     # a search made from another state of its source logs (since resumed) is done again, and
     # the network compared again if its result changed (here its journal makes it the same);

@@ -41,7 +41,7 @@ from ..core.targets import RemoteDevice
 from ..logs.sources import log_dir, logged_models
 from ..logs.tuning_log import TuningLog, cpu_model
 from ..networks.network import Network
-from ..networks.zoo import load_zoo_network
+from ..networks.zoo import load_zoo_network, zoo_names
 from ..transfer.report import UNTUNED_NOTE
 from .comparison import compare
 from .deep_reference import deep_log, deep_logs, deep_means
@@ -118,11 +118,29 @@ class Evaluation:
             )
         return reports
 
-    def row(self, name: str) -> dict:
+    def read_back(self, name: str) -> dict[str, dict] | None:
+        """Each method's search report on ``name`` as kept on disk (a method without one: as
+        skipped, for the reason its comparison recorded), or None if one was made by another
+        version of its method. ``row`` checks them against the comparison."""
+        skipped = (read_json(self.out / name / "compare.json") or {}).get("skipped", {})
+        reports = {}
+        for method in self.methods:
+            report = read_json(method_dir(self.out / name, METHODS[method]) / "search.json")
+            if report is None:
+                report = {"skipped": skipped.get(method, "no search on disk")}
+            elif not METHODS[method].made(report.get("method")):
+                return None
+            reports[method] = report
+        return reports
+
+    def row(self, name: str, *, run: bool = True) -> dict | None:
         """The network's comparison of every method, compared again only when a search or the
-        grid changed since."""
-        reports = self.search_all(name, self.methods)
+        grid changed since. Without ``run`` (a network this run was not asked for), what is on
+        disk only: None unless every search and their comparison are there and agree."""
         net_dir = self.out / name
+        reports = self.search_all(name, self.methods) if run else self.read_back(name)
+        if reports is None:
+            return None
         done = {m: net_dir / m for m, r in reports.items() if "skipped" not in r}
         deep = deep_log(name, self.deep_logs)
         compared = {
@@ -133,7 +151,10 @@ class Evaluation:
             **({"deep_records": TuningLog(deep).record_count()} if deep else {}),
         }
         row = read_json(net_dir / "compare.json")
-        if row is None or row.get("compared") != compared:
+        fresh = row is None or row.get("compared") != compared
+        if fresh and not run:
+            return None
+        if fresh:
             row = compare(
                 self.network(name),
                 self.target,
@@ -145,9 +166,10 @@ class Evaluation:
                 deep_log_path=deep,
             )
             row["compared"] = compared
+        row["skipped"] = {m: r["skipped"] for m, r in reports.items() if "skipped" in r}
+        if fresh:  # kept with the skipped methods' reasons, which a read-back reports
             write_json(net_dir / "compare.json", row)
             shutil.rmtree(net_dir / BUILDS, ignore_errors=True)  # up to 100s of MB per build
-        row["skipped"] = {m: r["skipped"] for m, r in reports.items() if "skipped" in r}
         row["searches"] = {
             m: {
                 "phases_s": r.get("phases_s"),
@@ -250,15 +272,19 @@ def evaluate(
         )
         for name in logged:
             run.search_all(name, exhaustive)  # read back unless missing or stale
-    rows: list[dict] = []
-    for name in logged:
-        rows.append(run.row(name))
-        to_come = {n: "not evaluated yet: rerun to continue" for n in logged[len(rows) :]}
-        results = run.results(rows, {**not_evaluated, **to_come})
+    # the networks not named keep their finished rows: a rerun of a few never shrinks the page
+    order = sorted(every_log, key=lambda n: zoo_names().index(n) if n in zoo_names() else 99)
+    rows = {n: row for n in order if n not in logged and (row := run.row(n, run=False))}
+    begun = [n for n in order if n not in logged and n not in rows and (out / n).is_dir()]
+    not_evaluated |= {n: "not evaluated yet: rerun to continue" for n in begun}
+    for i, name in enumerate(logged):
+        rows[name] = run.row(name)
+        to_come = {n: "not evaluated yet: rerun to continue" for n in logged[i + 1 :]}
+        results = run.results([rows[n] for n in order if n in rows], {**not_evaluated, **to_come})
         if on_results is not None:
             on_results(results)  # a true partial page, should the run stop before the end
-    if not rows:
-        results = run.results(rows, not_evaluated)
+    if not logged:
+        results = run.results([rows[n] for n in order if n in rows], not_evaluated)
         if on_results is not None:
             on_results(results)
     return results
