@@ -7,7 +7,9 @@ memory-bound ones it is not: schedules tuned for other shapes make a max-pool or
 several times slower than its untuned loops (on the Zen 4, GoogLeNet's untimed max-pool picks
 cost 8 ms where the untuned kernels take 1.4). The cost model's own leave-one-model-out
 evaluation measures this per kind; where the untimed picks of a kind ran slower in total than
-its untuned kernels, an untimed choice keeps the untuned kernel.
+its untuned kernels, an untimed choice keeps the untuned kernel. A total per kind is coarse: held
+out, GoogLeNet's pools are not caught, as the other networks' pools transfer well among
+themselves (the README's Zen 4 paragraph); a per-candidate prediction is the next step.
 """
 
 from __future__ import annotations
