@@ -273,7 +273,8 @@ def evaluate(
         for name in logged:
             run.search_all(name, exhaustive)  # read back unless missing or stale
     # the networks not named keep their finished rows: a rerun of a few never shrinks the page
-    order = sorted(every_log, key=lambda n: zoo_names().index(n) if n in zoo_names() else 99)
+    zoo = zoo_names()
+    order = sorted(every_log, key=lambda n: zoo.index(n) if n in zoo else len(zoo))
     rows = {n: row for n in order if n not in logged and (row := run.row(n, run=False))}
     begun = [n for n in order if n not in logged and n not in rows and (out / n).is_dir()]
     not_evaluated |= {n: "not evaluated yet: rerun to continue" for n in begun}
