@@ -21,6 +21,7 @@ from recommender.evaluate.searches import (
     search,
     search_digest,
 )
+from recommender.learn import model_files
 from recommender.learn.dataset import load_dataset
 from recommender.logs.collect import collect
 from recommender.logs.tuning_log import TuningLog
@@ -165,6 +166,11 @@ def test_every_method_is_compared_with_metaschedule_and_a_rerun_continues(
     assert search("twoconv", KNOWN["top-1"], **ranked) == cells_report(out, "top-1")
     pooled = search("twoconv", KNOWN["top-1"], **ranked, pooled_with=("corpora/b/datasets/x",))
     assert pooled == {"skipped": "no held-out cost model: not trained here"}
+    # and when its held-out model was of an older format (before the slower classifier)
+    top1 = out / "twoconv" / "top-1" / "search.json"
+    top1.write_text(json.dumps({**json.loads(top1.read_text()), "cost_model_format": 1}))
+    older = search("twoconv", KNOWN["top-1"], **ranked)
+    assert older == {"skipped": "no held-out cost model: not trained here"}
 
     # a coarser MetaSchedule curve (what --quick asks for) is compared anew, not read back
     compared = (out / "twoconv" / "compare.json").stat().st_mtime_ns
@@ -288,6 +294,12 @@ def test_a_held_out_model_trained_on_another_state_of_the_dataset_is_refused(
     again, read_s = held_out_model("twoconv", tiny_dataset, model_dir, target)  # read back
     assert again.metadata["training_data"] == trained.metadata["training_data"]
     assert trained_s > 0 and read_s == 0
+    # one saved before the slower classifier (format 1) is trained again, on the same data
+    metadata = json.loads((model_dir / "metadata.json").read_text())
+    del metadata["format"], metadata["slower"]
+    (model_dir / "metadata.json").write_text(json.dumps(metadata))
+    retrained, retrained_s = held_out_model("twoconv", tiny_dataset, model_dir, target)
+    assert retrained_s > 0 and retrained.format == model_files.FORMAT and retrained.slower
     changed = tmp_path / "dataset"
     shutil.copytree(tiny_dataset, changed)
     next(changed.glob("*/*.npz")).unlink()

@@ -150,7 +150,7 @@ def test_a_saved_model_of_an_unknown_kind_names_the_file_and_the_valid_kinds(tmp
     X = rng.normal(size=(32, len(FEATURE_NAMES)))
     y, qid = rng.random(32), np.repeat(np.arange(4), 8)
     ranker = cost_models.create("xgb", n_estimators=5, max_depth=2).fit(X, y, qid=qid)
-    failure = cost_models.FailureClassifier(n_estimators=5).fit(X, y < 0.3)
+    failure = cost_models.CandidateClassifier(n_estimators=5).fit(X, y < 0.3)
     model = model_files.CostModel(ranker, failure)
     model_files.save(model, tmp_path, target=host_target(), data="toy")
     metadata = json.loads((tmp_path / "metadata.json").read_text())

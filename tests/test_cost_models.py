@@ -103,7 +103,7 @@ def test_a_loaded_model_predicts_as_xgboost_did_and_checks_the_schema(tmp_path, 
     scores are XGBoost's to the bit, the failure probabilities to float32 rounding (expf)."""
     ranker = cost_models.create("xgb", **SMALL["xgb"], **settings)
     ranker.fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
-    failure = cost_models.FailureClassifier(n_estimators=10).fit(X[TRAIN], Y[TRAIN] < 0.3)
+    failure = cost_models.CandidateClassifier(n_estimators=10).fit(X[TRAIN], Y[TRAIN] < 0.3)
     data = model_files.data_hash(X[TRAIN], Y[TRAIN], QID[TRAIN])
     model_files.save(
         model_files.CostModel(ranker, failure), tmp_path, target=host_target(), data=data
@@ -127,7 +127,7 @@ def test_a_loaded_model_predicts_as_xgboost_did_and_checks_the_schema(tmp_path, 
 
 def test_a_corrupt_booster_file_is_named(tmp_path):
     ranker = cost_models.create("xgb", **SMALL["xgb"]).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
-    failure = cost_models.FailureClassifier().fit(X[TRAIN], Y[TRAIN] < 0)  # one class: constant
+    failure = cost_models.CandidateClassifier().fit(X[TRAIN], Y[TRAIN] < 0)  # one class: constant
     model_files.save(
         model_files.CostModel(ranker, failure), tmp_path, target=host_target(), data=""
     )
@@ -138,7 +138,7 @@ def test_a_corrupt_booster_file_is_named(tmp_path):
 
 def test_only_the_xgb_ranker_is_saved_and_never_pickled(tmp_path):
     hgb = cost_models.create("sklearn", max_iter=10).fit(X[TRAIN], Y[TRAIN], qid=QID[TRAIN])
-    failure = cost_models.FailureClassifier().fit(X[TRAIN], Y[TRAIN] < 0.3)
+    failure = cost_models.CandidateClassifier().fit(X[TRAIN], Y[TRAIN] < 0.3)
     with pytest.raises(ValueError, match="only the xgb ranker can be saved"):
         model_files.save(
             model_files.CostModel(hgb, failure), tmp_path, target=host_target(), data=""

@@ -14,16 +14,18 @@ from recommender.core.targets import RemoteDevice, target_key
 from recommender.evaluate import endtoend
 from recommender.evaluate.workflows import load_cost_model, recommend_to_dir
 from recommender.learn import model_files
-from recommender.learn.untimed import losing_kinds
 from recommender.recommend.profiles import PROFILES
 from recommender.recommend.search import Budget
 from recommender.tasks.extract import prepare
-from recommender.tasks.workload import kernel_kind
 
 
 @pytest.fixture(scope="module")
 def run(conv_log, tiny_model, target):
     model = model_files.load(tiny_model, target=target)
+    # on kernels this small, naive loops often beat every transfer (the tiny dataset's 4x16
+    # conv does), so what the slower-than-untuned classifier says is timing noise; it has a
+    # test of its own
+    model.slower = None
 
     def run(budget: Budget, out, network=None, **options) -> dict:
         return recommend_to_dir(
@@ -91,20 +93,19 @@ def test_top_k_0_checks_the_pick_of_every_kernel_with_a_single_candidate(run, tm
     assert {k["how"] for k in report["kernels"]} == {"predicted (checked, not timed)"}
 
 
-def test_nothing_timed_keeps_the_untuned_kernel_where_untimed_picks_of_its_kind_lose(
+def test_nothing_timed_keeps_the_untuned_kernel_where_its_pick_is_predicted_slower(
     conv_log, tiny_model, target, tmp_path
 ):
-    """A cost model whose own evaluation saw the untimed picks of convolutions run slower than
-    the untuned kernels (what max-pools do on real CPUs): with nothing timed, they stay untuned;
-    with one timing per kernel, the timing decides."""
+    """A cost model whose slower-than-untuned classifier says every candidate loses (what
+    schedules tuned for other shapes do to max-pools on real CPUs): with nothing timed, both
+    convolutions stay untuned, and nothing is checked; with one timing per kernel, the timing
+    decides."""
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model, model_dir)
     metadata = json.loads((model_dir / "metadata.json").read_text())
-    seen = {"kernels": 3, "untuned_ms": 1.0, "picked_ms": 4.0}
-    metadata["evaluation"] = {"untimed": {"conv2d_nchw": seen}}
+    metadata["slower"] = {"params": metadata["slower"]["params"], "constant": 1.0}
     (model_dir / "metadata.json").write_text(json.dumps(metadata))
     model = model_files.load(model_dir, target=target)
-    assert losing_kinds(model.metadata["evaluation"]["untimed"]) == {"conv2d_nchw"}
 
     def recommend(budget: Budget) -> dict:
         out = tmp_path / f"top{budget.top_k}"
@@ -112,17 +113,17 @@ def test_nothing_timed_keeps_the_untuned_kernel_where_untimed_picks_of_its_kind_
         return recommend_to_dir(two_conv_net(), target, logs, model, budget, out, progress=False)
 
     untimed = recommend(Budget(top_k=0))
-    assert {kernel_kind(k["kernel_class"]) for k in untimed["kernels"]} == {"conv2d_nchw"}
     assert {k["how"] for k in untimed["kernels"]} == {
-        "untuned: untimed picks of its kind ran slower (the model's evaluation)"
+        "untuned: the predicted best is predicted slower than it (not timed)"
     }
     assert untimed["tuned_kernels"] == 0 and untimed["candidates_timed"] == 0
     assert {u["reason"] for u in untimed["coverage"]["unscheduled"]} == {
-        "kept untuned: untimed picks of its kind lose"
+        "kept untuned: its untimed pick is predicted slower"
     }
+    assert {u["detail"] for u in untimed["coverage"]["unscheduled"]} == {"kind conv2d_nchw"}
     timed = recommend(Budget(top_k=1))
     assert [k["timed"] for k in timed["kernels"]] == [1, 1]
-    assert "untuned: untimed picks" not in {k["how"] for k in timed["kernels"]}
+    assert all(k["chosen"] is None or k["chosen"]["p_slower"] == 1.0 for k in timed["kernels"])
 
 
 def test_a_missing_cost_model_says_how_to_make_one(tmp_path, target):

@@ -10,18 +10,16 @@ from recommender.core.errors import InputError
 from recommender.learn import model_files
 from recommender.learn.dataset import load_dataset
 from recommender.learn.evaluation import (
-    ANCHOR_COLUMN,
-    first_pick_anchor,
     kernel_metrics,
     leave_one_model_out,
     mean_metrics,
     nested_leave_one_model_out,
-    pool_levels,
 )
 from recommender.learn.features import FEATURE_NAMES
 from recommender.learn.kernel_data import KernelData
+from recommender.learn.levels import ANCHOR_COLUMN, first_pick_anchor, pool_levels
 from recommender.learn.training import TrainingSet, train, training_set
-from recommender.learn.untimed import MIN_KERNELS, losing_kinds, summary, untimed_picks
+from recommender.learn.untimed import summary, untimed_picks
 
 SMALL_XGB = ("xgb", {"n_estimators": 60, "max_depth": 4})
 
@@ -34,6 +32,23 @@ def test_labels_are_throughput_relative_to_the_best_known_time(tiny_dataset):
         ok = ~data.failed[rows]
         np.testing.assert_allclose(data.y[rows][ok], kernel.best_s / data.run_s[rows][ok])
         assert np.all(data.y[rows][~ok] == 0) and data.y[rows].max() <= 1.0
+        slower = ~ok | (data.run_s[rows] >= kernel.untuned_s)
+        np.testing.assert_array_equal(data.slower[rows], slower)
+
+
+def test_where_the_untuned_kernel_has_no_time_only_a_failure_is_slower():
+    """Candidates at 1 ms, 3 ms and one that failed, against untuned 2 ms and no untuned time."""
+    run_s = np.array([1e-3, 3e-3, np.nan])
+    features = np.zeros((3, len(FEATURE_NAMES)))
+
+    def kernel(untuned_s: float) -> KernelData:
+        status = np.zeros(3, int)  # applied: a failure is at a later stage, in ``run_s``
+        return KernelData(
+            "net", "k", "c", 1, untuned_s, features, run_s, status, [], source_models=["m"] * 3
+        )
+
+    data = training_set([kernel(2e-3), kernel(float("nan"))])
+    assert data.slower.tolist() == [False, True, True, False, False, True]
 
 
 def test_the_ranker_beats_random_on_held_out_networks(tiny_dataset):
@@ -90,7 +105,9 @@ def test_the_levels_say_what_anchor_transfers_add_to_a_networks_pools():
     X = np.zeros((4, len(FEATURE_NAMES)))
     X[[0, 1, 3], ANCHOR_COLUMN] = 1.0
     run_s = np.array([4e-3, 5e-3, 2e-3, 1e-3])
-    test = TrainingSet(X, np.zeros(4), run_s, np.array([0, 0, 1, 1]), np.zeros(4, bool), kernels)
+    test = TrainingSet(
+        X, np.zeros(4), run_s, np.array([0, 0, 1, 1]), *[np.zeros(4, bool)] * 2, kernels
+    )
     levels = pool_levels(test)
     assert levels["anchor_only_kernels"] == 0.5
     assert levels["exact_only_top1"] == pytest.approx((4 / 10 + 1 / 2) / 2)  # untuned, 2 ms
@@ -109,10 +126,10 @@ def test_a_first_pick_within_the_timing_noise_of_the_fastest_is_a_hit_not_a_reca
     assert slow_first["hit@1"] == slow_first["hit@2"] == 0.0 and slow_first["hit@3"] == 1.0
 
 
-def test_untimed_picks_of_a_memory_bound_kind_that_lose_keep_the_untuned_kernel():
+def test_untimed_picks_predicted_slower_than_the_untuned_kernel_keep_it():
     """Per held-out network: three max-pools (untuned 0.05 ms) whose first-ranked candidate
-    that ran takes 0.5 ms (the first-ranked one failed), and three convolutions (untuned 10 ms)
-    whose pick takes 1 ms. Only the pools' kind loses untimed."""
+    fails and whose second, predicted slower, takes 0.5 ms; three convolutions (untuned 10 ms)
+    whose pick (1 ms) is predicted faster. The classifier keeps the pools untuned."""
     pools = [f"pad+pool_max@{i}" for i in range(3)]  # three classes, one kind
     kernels = [
         KernelData("net", klass, klass, 2, untuned, np.zeros((0, 0)), *[np.zeros(0)] * 2, [])
@@ -120,20 +137,24 @@ def test_untimed_picks_of_a_memory_bound_kind_that_lose_keep_the_untuned_kernel(
     ]
     run_s = np.array([np.nan, 0.5e-3, 0.01e-3] * 3 + [1e-3, 2e-3, 3e-3] * 3)
     qid = np.repeat(np.arange(6), 3)
-    test = TrainingSet(np.zeros((18, 1)), np.zeros(18), run_s, qid, np.zeros(18, bool), kernels)
-    picks = untimed_picks(test, scores=np.tile([0.9, 0.5, 0.1], 6))
-    assert picks["pool_max"] == [3, pytest.approx(6 * 0.05e-3), pytest.approx(6 * 0.5e-3)]
-    assert picks["conv2d"] == [3, pytest.approx(60e-3), pytest.approx(6e-3)]
-    untimed = summary([picks])  # what a saved model's metadata keeps
-    assert untimed["pool_max"] == {"kernels": 3, "untuned_ms": 0.3, "picked_ms": 3.0}
-    assert losing_kinds(untimed) == {"pool_max"}
-    # a kind seen on too few kernels does not overrule the ranker
-    rows = slice(0, 6)
-    two_pools = TrainingSet(
-        test.X[rows], test.y[rows], run_s[rows], qid[rows], test.failed[rows], kernels[:2]
-    )
-    few = summary([untimed_picks(two_pools, scores=np.tile([0.9, 0.5, 0.1], 2))])
-    assert few["pool_max"]["kernels"] == 2 < MIN_KERNELS and losing_kinds(few) == frozenset()
+    none = np.zeros(18, bool)
+    test = TrainingSet(np.zeros((18, 1)), np.zeros(18), run_s, qid, none, none, kernels)
+    p_slower = np.array([0.2, 0.9, 0.1] * 3 + [0.1, 0.1, 0.1] * 3)
+    picks = untimed_picks(test, scores=np.tile([0.9, 0.5, 0.1], 6), p_slower=p_slower)
+    assert picks["pool_max"] == [
+        3,
+        pytest.approx(6 * 0.05e-3),
+        pytest.approx(6 * 0.5e-3),
+        pytest.approx(6 * 0.05e-3),
+    ]
+    assert picks["conv2d"] == [3, pytest.approx(60e-3), pytest.approx(6e-3), pytest.approx(6e-3)]
+    untimed = summary([picks, picks])  # what a saved model's metadata keeps
+    assert untimed["pool_max"] == {
+        "kernels": 6,
+        "untuned_ms": 0.6,
+        "ranked_ms": 6.0,
+        "picked_ms": 0.6,
+    }
 
 
 def test_saved_model_predicts_identically_and_refuses_another_architecture(
@@ -147,9 +168,12 @@ def test_saved_model_predicts_identically_and_refuses_another_architecture(
     model_files.save(model, tmp_path, target=target, data=data.data_hash())
     loaded = model_files.load(tmp_path, target=target)
     np.testing.assert_array_equal(model.ranker.predict(data.X), loaded.ranker.predict(data.X))
-    np.testing.assert_array_equal(
-        model.failure.predict_proba(data.X), loaded.failure.predict_proba(data.X)
-    )
+    for classifier in ("failure", "slower"):  # to float32 rounding (expf)
+        np.testing.assert_allclose(
+            getattr(model, classifier).predict_proba(data.X),
+            getattr(loaded, classifier).predict_proba(data.X),
+            rtol=1e-6,
+        )
     model_files.load(tmp_path, target=parse_target("llvm -mcpu=skylake -num-cores=2"))
     assert "trained on timings of znver3, ranks for skylake" in caplog.text
     board = parse_target("llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -num-cores=4")

@@ -21,7 +21,7 @@ COLUMNS = ["top1", "top5", "recall@1", "hit@1", "recall@3", "pairwise", "ndcg@5"
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = add_command(
-        sub, "train", cmd_train, "train the cost model (ranker + failure classifier) on a dataset"
+        sub, "train", cmd_train, "train the cost model (rankers and classifiers) on a dataset"
     )
     p.add_argument("networks", nargs="*", help="train on these networks' kernels only")
     dataset_option(p)
@@ -167,6 +167,25 @@ def _with_throughput_baseline(dataset: Path, logs: Path | None) -> dict:
     return with_throughput_baseline(record_features(corpus_logs(logs), target))
 
 
+_CLASSIFIER_CELLS = (
+    lambda m: m["positives"],
+    lambda m: f"{m['precision']:.2f}",
+    lambda m: f"{m['recall']:.2f}",
+)
+
+
+def _print_untimed(results: list) -> None:
+    """Per held-out network, the first learner's untimed choices summed over kernels: untuned,
+    the ranker's picks alone, and the picks the slower classifier lets through (ms)."""
+    first = next(iter(results[0].learners))
+    rows = []
+    for r in results:
+        kinds = r.untimed[first].values()
+        rows.append([r.network, *(f"{sum(v[i] for v in kinds) * 1e3:.3f}" for i in (1, 2, 3))])
+    print(f"\nnothing timed, {first} (ms, weighted by occurrences):")
+    print(format_table(rows, ["held out", "untuned", "ranked pick", "with slower classifier"]))
+
+
 def _print_evaluation(results: list, means: dict) -> None:
     """Every learner's metrics per held-out network, their means with the worst network, and
     failure prediction."""
@@ -183,13 +202,11 @@ def _print_evaluation(results: list, means: dict) -> None:
         rows.append(["mean", "", "", label, *cells, f"{worst[label][1]:.3f} {worst[label][0]}"])
     header = ["held out", "kernels", "cands", "learner", *COLUMNS, "worst top1"]
     print(format_table(rows, header))
-    failure = [
+    classifiers = [
         [
             r.network,
-            r.failure["failures"],
             r.failure["candidates"],
-            f"{r.failure['precision']:.2f}",
-            f"{r.failure['recall']:.2f}",
+            *(f(getattr(r, c)) for c in ("failure", "slower") for f in _CLASSIFIER_CELLS),
         ]
         for r in results
     ]
@@ -206,8 +223,11 @@ def _print_evaluation(results: list, means: dict) -> None:
     print("\nlevels (an exact-only pool is the paper's; the anchor level adds the rest):")
     header = ["held out", "kernels anchor-only", "exact-only top1", f"{first}: first pick anchor"]
     print(format_table(levels, header))
-    print("\nfailure prediction (P(fail) > 0.5):")
-    print(format_table(failure, ["held out", "failures", "cands", "precision", "recall"]))
+    print("\nthe classifiers (P > 0.5): failure; slower than the untuned kernel (or failing)")
+    cells = ("positives", "precision", "recall")
+    header = ["held out", "cands", *(f"{c} {cell}" for c in ("fail", "slower") for cell in cells)]
+    print(format_table(classifiers, header))
+    _print_untimed(results)
     print(
         "\nexhaustive transfer-tuning (the paper) times every candidate: top-k score 1.0 by "
         "definition, at the cost of timing all of them"

@@ -67,7 +67,9 @@ def held_out_model(
     trained model, as the paper amortises the source networks' tuning.
 
     A saved model trained on another state of the dataset is refused: the searches beside it
-    were ranked by it, so mixing them with a new model would mix two experiments.
+    were ranked by it, so mixing them with a new model would mix two experiments. One saved in
+    an older format (``model_files.FORMAT``) is trained again: ``search`` redoes the searches
+    ranked by such a model.
     """
     datasets = (dataset_dir, *pool_with)
     kernels = [k for d in datasets for k in load_dataset(d) if k.network != network]
@@ -81,7 +83,9 @@ def held_out_model(
                 f"(hash {trained_on}, "
                 f"now {data.data_hash()}); evaluate into a new --out, or delete {out_dir.parent}"
             )
-        return model, 0.0
+        if model.format == model_files.FORMAT:
+            return model, 0.0
+        logger.warning("%s: saved in model format %d; training it again", out_dir, model.format)
     start = time.perf_counter()
     model = fit_and_save(
         kernels,
@@ -144,7 +148,8 @@ def search(
     exhaustive run beside ``out_dir`` or by ``recommender dataset build`` (its journal of the
     network, same target) are not timed again (their recorded time is counted). An
     earlier run made from other states of the source logs (a log resumed or added since;
-    ``log_sizes``: records per log) is redone.
+    ``log_sizes``: records per log) is redone, as is a ranked search made with a cost model of
+    an older format (``model_files.FORMAT``).
     """
     try:
         names = resolve_sources(method.sources, name, logs)
@@ -155,23 +160,28 @@ def search(
     report_path = out_dir / "search.json"
     done = read_json(report_path)
     if done is not None:
-        pooled = pooled_with if method.budget is not None else ()  # a ranked search's
+        ranked = method.budget is not None
+        pooled = pooled_with if ranked else ()
+        model_format = model_files.FORMAT if ranked else None
         if (
             done.get("source_records") == sizes
             and method.made(done.get("method"))
             and tuple(done.get("pooled_with", ())) == pooled
+            and done.get("cost_model_format", 1 if ranked else None) == model_format
         ):
             return done
         logger.warning(
-            "%s: made by %s from source logs of %s records pooled with %s, now %s, %s and %s; "
-            "searching again",
+            "%s: made by %s from source logs of %s records pooled with %s (cost model format "
+            "%s), now %s, %s and %s (%s); searching again",
             report_path,
             done.get("method"),
             done.get("source_records"),
             done.get("pooled_with", []),
+            done.get("cost_model_format"),
             method.to_json(),
             sizes,
             list(pooled),
+            model_format,
         )
     phases, trained_s = {}, 0.0
     start = time.perf_counter()
@@ -216,7 +226,11 @@ def search(
         method=method.to_json(),
         sources=names,
         source_records=sizes,
-        **({"pooled_with": list(pooled_with)} if method.budget is not None else {}),
+        **(
+            {"pooled_with": list(pooled_with), "cost_model_format": model_files.FORMAT}
+            if method.budget is not None
+            else {}
+        ),
     )
     write_json(report_path, report)
     return report

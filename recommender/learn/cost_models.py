@@ -6,7 +6,7 @@ target kernel, as ``qid``): best known time / candidate time, 0 for a failed can
 TVM's own XGB cost model normalises. Learners and baselines share the interface, so evaluation
 treats them alike; ``create(name)`` builds one by name.
 
-The shipped ranker and failure classifier are stored by ``model_files`` (XGBoost JSON) and
+The shipped ranker and classifiers are stored by ``model_files`` (XGBoost JSON) and
 predict through ``trees`` when loaded. XGBoost and scikit-learn are imported where a model is
 fitted, never to predict with a loaded one (scikit-learn comes with XGBoost: 0.7 s).
 """
@@ -258,8 +258,9 @@ def create(name: str, **params):
     return MODELS[name](**params)
 
 
-class FailureClassifier:
-    """Probability that an applied candidate fails to build, verify or run (XGBoost)."""
+class CandidateClassifier:
+    """Probability that an applied candidate fails to build, verify or run (the cost model's
+    ``failure``), or that it runs no faster than the untuned kernel (its ``slower``): XGBoost."""
 
     def __init__(self, *, n_estimators: int = 100, max_depth: int = 4, random_state: int = 0):
         self.params = {
@@ -268,21 +269,21 @@ class FailureClassifier:
             "random_state": random_state,
         }
 
-    def fit(self, X, failed) -> FailureClassifier:
-        X = _check_xy(X, failed)
-        failed = np.asarray(failed, dtype=bool)
-        self.constant_ = float(failed.mean()) if failed.all() or not failed.any() else None
+    def fit(self, X, positive) -> CandidateClassifier:
+        X = _check_xy(X, positive)
+        positive = np.asarray(positive, dtype=bool)
+        self.constant_ = float(positive.mean()) if positive.all() or not positive.any() else None
         if self.constant_ is None:  # XGBoost refuses a single class
             import xgboost
 
             self.booster_ = xgboost.XGBClassifier(**self.params, tree_method="hist", n_jobs=THREADS)
-            self.booster_.fit(X, failed.astype(int))
+            self.booster_.fit(X, positive.astype(int))
         return self
 
     def predict_proba(self, X) -> np.ndarray:
-        """P(failure) per candidate, shape (n_samples,)."""
+        """P(positive) per candidate, shape (n_samples,)."""
         if not hasattr(self, "constant_"):
-            raise NotFittedError("this FailureClassifier is not fitted yet; call fit first")
+            raise NotFittedError("this CandidateClassifier is not fitted yet; call fit first")
         X = _check_xy(X)
         if self.constant_ is not None:
             return np.full(len(X), self.constant_)

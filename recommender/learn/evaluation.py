@@ -14,7 +14,9 @@ candidates (which come from the other networks' logs only). Metrics per network:
   are, ``recall@k`` asks the ranker to predict the noise).
 - ``pairwise``: share of candidate pairs (both valid, times > 2% apart) ordered correctly.
 - ``ndcg@5``: of the normalised throughput.
-- failure prediction: precision and recall of P(fail) > 0.5 on the held-out candidates.
+- the classifiers: precision and recall of P > 0.5 on the held-out candidates, of a failure
+  and of a candidate slower than the untuned kernel; what the latter does to untimed choices
+  per kernel kind (``untimed``).
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from sklearn.metrics import ndcg_score
 from tqdm import tqdm
 
 from ..core.errors import InputError
-from .cost_models import OBJECTIVE, SCREEN_KEEP, FailureClassifier
-from .features import FEATURE_NAMES
+from .cost_models import OBJECTIVE, SCREEN_KEEP, CandidateClassifier
 from .kernel_data import KernelData, without_source
+from .levels import first_pick_anchor, pool_levels
 from .throughput_baseline import RecordFeatures, fit_without, store_columns
 from .training import TrainingSet, check_trainable, fit_ranker, training_set
 from .untimed import summary, untimed_picks
@@ -49,7 +51,6 @@ LEARNERS: dict[str, tuple[str, dict]] = {
 # throughput_baseline); needs the logs' records, so ``with_throughput_baseline`` adds it
 THROUGHPUT = "pretrained-throughput"
 KS = tuple(range(1, 11))
-ANCHOR_COLUMN = FEATURE_NAMES.index("l_anchor")  # 1 for an anchor-level candidate
 TIE = 0.02  # times closer than this are noise, not an order to predict
 
 
@@ -59,7 +60,8 @@ class HeldOut:
     kernels: int
     candidates: int
     learners: dict[str, dict[str, float]] = field(default_factory=dict)
-    failure: dict[str, float] = field(default_factory=dict)
+    failure: dict[str, float] = field(default_factory=dict)  # ``classifier_metrics``
+    slower: dict[str, float] = field(default_factory=dict)  # the same, slower than untuned
     levels: dict[str, float] = field(default_factory=dict)  # ``pool_levels``
     untimed: dict[str, dict] = field(default_factory=dict)  # per learner: ``untimed_picks``
 
@@ -123,47 +125,20 @@ def network_metrics(test: TrainingSet, scores: np.ndarray) -> dict[str, float]:
     return result
 
 
-def pool_levels(test: TrainingSet) -> dict[str, float]:
-    """What the anchor level adds to a network's pools, whatever the ranker: the share of
-    kernels with anchor-level candidates only (no source has their exact class), and the top-1
-    score of the best exact candidate (weighted like ``topk``): where an exact-only pool, the
-    paper's, stops."""
-    anchor_only, exact_best, weights = 0, [], []
-    for group, kernel in enumerate(test.kernels):
-        rows = test.rows(group)
-        run_s, anchor = test.run_s[rows], test.X[rows, ANCHOR_COLUMN] > 0.5
-        ok, untuned = np.isfinite(run_s), kernel.untuned_s
-        oracle = min(untuned, run_s[ok].min()) if ok.any() else untuned
-        exact = ok & ~anchor
-        if not math.isfinite(oracle):
-            continue
-        anchor_only += bool(anchor.all())
-        exact_best.append(oracle / min(untuned, run_s[exact].min() if exact.any() else math.inf))
-        weights.append(kernel.weight * untuned)
-    if not weights:
-        return {}
+def classifier_metrics(
+    train: TrainingSet, test: TrainingSet, label: str
+) -> tuple[dict[str, float], np.ndarray]:
+    """The classifier of ``label`` (``failed`` or ``slower``) fitted on ``train``: how many of
+    ``test``'s candidates are positive, precision and recall of P > 0.5, and P per candidate."""
+    p = CandidateClassifier().fit(train.X, getattr(train, label)).predict_proba(test.X)
+    predicted, truth = p > 0.5, getattr(test, label)
+    hits = float((predicted & truth).sum())
     return {
-        "anchor_only_kernels": anchor_only / len(weights),
-        "exact_only_top1": float(np.average(exact_best, weights=weights)),
-    }
-
-
-def first_pick_anchor(test: TrainingSet, scores: np.ndarray) -> float:
-    """The share of kernels whose first-ranked candidate is an anchor-level transfer."""
-    rows = map(test.rows, range(test.groups))
-    picks = [test.X[r[np.argmax(scores[r])], ANCHOR_COLUMN] > 0.5 for r in rows]
-    return float(np.mean(picks)) if picks else math.nan
-
-
-def failure_metrics(train: TrainingSet, test: TrainingSet) -> dict[str, float]:
-    predicted = FailureClassifier().fit(train.X, train.failed).predict_proba(test.X) > 0.5
-    hits = float((predicted & test.failed).sum())
-    return {
-        "failures": int(test.failed.sum()),
-        "candidates": len(test.failed),
+        "positives": int(truth.sum()),
+        "candidates": len(truth),
         "precision": hits / predicted.sum() if predicted.any() else math.nan,
-        "recall": hits / test.failed.sum() if test.failed.any() else math.nan,
-    }
+        "recall": hits / truth.sum() if truth.any() else math.nan,
+    }, p
 
 
 def leave_one_model_out(
@@ -213,12 +188,13 @@ def _hold_out(
     if not test.groups:
         return None
     held = HeldOut(network, test.groups, len(test.y), levels=pool_levels(test))
+    held.failure, _ = classifier_metrics(train, test, "failed")
+    held.slower, p_slower = classifier_metrics(train, test, "slower")
     for label, (name, params) in learners.items():
         scores = _scores(name, params, train, test)
         held.learners[label] = network_metrics(test, scores)
         held.learners[label]["first_pick_anchor"] = first_pick_anchor(test, scores)
-        held.untimed[label] = untimed_picks(test, scores)
-    held.failure = failure_metrics(train, test)
+        held.untimed[label] = untimed_picks(test, scores, p_slower)
     return held
 
 

@@ -1,4 +1,4 @@
-"""A cost model on disk: the XGBoost ranker and failure classifier as XGBoost's own JSON plus
+"""A cost model on disk: the XGBoost ranker and classifiers as XGBoost's own JSON plus
 ``metadata.json`` (feature schema, target, versions, training data, evaluation). Loading never
 unpickles, and refuses another feature schema or architecture; a loaded model predicts from
 the JSON with numpy (``trees``), without importing XGBoost."""
@@ -18,24 +18,34 @@ from ..core import paths
 from ..core.corpora import already_warned
 from ..core.errors import InputError
 from ..core.targets import same_arch, same_cpu, target_key
-from .cost_models import FailureClassifier, XGBRanking, create
+from .cost_models import CandidateClassifier, XGBRanking, create
 from .features import FEATURE_NAMES, SCHEMA_VERSION
 from .trees import TreeEnsemble
 
 logger = logging.getLogger(__name__)
 
+# what a saved model holds: 1 before the ``slower`` classifier, 2 with it. The evaluation trains
+# a held-out model saved in an older format again, and redoes the searches it ranked.
+FORMAT = 2
+
 
 @dataclass
 class CostModel:
     """What the recommender loads: a ranker, a failure classifier, their metadata and, where
-    trained, a ``screen`` ranker that orders candidates before they are applied (the first
-    stage of ranking; models saved before it have none)."""
+    trained (models saved before them have none), a ``screen`` ranker that orders candidates
+    before they are applied (the first stage of ranking) and the ``slower`` classifier of
+    candidates no faster than the untuned kernel (what an untimed choice consults)."""
 
     ranker: XGBRanking
-    failure: FailureClassifier
+    failure: CandidateClassifier
     metadata: dict = field(default_factory=dict)
     screen: XGBRanking | None = None
+    slower: CandidateClassifier | None = None
     directory: Path | None = None  # where it was loaded from: reports name the model they used
+
+    @property
+    def format(self) -> int:
+        return self.metadata.get("format", 1)
 
 
 def data_hash(X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> str:
@@ -53,7 +63,7 @@ def save(
     data: dict | str,
     evaluation: dict | None = None,
 ) -> None:
-    """XGBoost JSON for both boosters + ``metadata.json`` (schema, versions, target, data, and
+    """XGBoost JSON for every booster + ``metadata.json`` (schema, versions, target, data, and
     the leave-one-model-out ``evaluation`` whose recall curve guides budgeted recommendation)."""
     import sklearn  # both imported already: the model was just fitted
     import xgboost
@@ -68,15 +78,12 @@ def save(
         model.screen.booster_.get_booster().save_model(str(directory / "screen.json"))
     else:
         (directory / "screen.json").unlink(missing_ok=True)
-    failure = model.failure
-    if failure.constant_ is None:
-        failure.booster_.get_booster().save_model(str(directory / "failure.json"))
-    else:
-        (directory / "failure.json").unlink(missing_ok=True)
     metadata = {
         "model": ranker.name,
+        "format": FORMAT,
         "params": ranker.params,
-        "failure": {"params": failure.params, "constant": failure.constant_},
+        "failure": _save_classifier(model.failure, directory / "failure.json"),
+        "slower": _save_classifier(model.slower, directory / "slower.json"),
         "screen": {"params": model.screen.params} if model.screen is not None else None,
         "feature_schema": SCHEMA_VERSION,
         "feature_names": list(FEATURE_NAMES),
@@ -140,16 +147,35 @@ def load(directory: Path, *, target: tvm.target.Target | None = None) -> CostMod
     ranker = create(kind, **params)
     ranker.booster_ = _load_trees(directory / "ranker.json")
     ranker.n_features_in_ = len(FEATURE_NAMES)
-    failure = FailureClassifier(**metadata["failure"]["params"])
-    failure.constant_ = metadata["failure"]["constant"]
-    if failure.constant_ is None:
-        failure.booster_ = _load_trees(directory / "failure.json")
+    failure = _load_classifier(metadata["failure"], directory / "failure.json")
+    slower = None
+    if metadata.get("slower"):
+        slower = _load_classifier(metadata["slower"], directory / "slower.json")
     screen = None
     if metadata.get("screen"):
         screen = create(kind, **metadata["screen"]["params"])
         screen.booster_ = _load_trees(directory / "screen.json")
         screen.n_features_in_ = len(FEATURE_NAMES)
-    return CostModel(ranker, failure, metadata, screen, directory)
+    return CostModel(ranker, failure, metadata, screen, slower, directory)
+
+
+def _save_classifier(classifier: CandidateClassifier | None, path: Path) -> dict | None:
+    """Its booster's JSON at ``path`` (none for a constant or no classifier); its metadata."""
+    if classifier is not None and classifier.constant_ is None:
+        classifier.booster_.get_booster().save_model(str(path))
+    else:
+        path.unlink(missing_ok=True)
+    if classifier is None:
+        return None
+    return {"params": classifier.params, "constant": classifier.constant_}
+
+
+def _load_classifier(metadata: dict, path: Path) -> CandidateClassifier:
+    classifier = CandidateClassifier(**metadata["params"])
+    classifier.constant_ = metadata["constant"]
+    if classifier.constant_ is None:
+        classifier.booster_ = _load_trees(path)
+    return classifier
 
 
 def _load_trees(path: Path) -> TreeEnsemble:

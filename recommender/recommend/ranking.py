@@ -6,7 +6,9 @@ best ``keep``; only those are applied, featurised and ranked by the full model. 
 what costs (14 ms a candidate; ResNet-50 has some 2000).
 
 Scores are z-scored inside each kernel (a ranker's raw scores only order one group), and a
-candidate the failure classifier expects to fail (P > 0.5) goes after all the others. As
+candidate the failure classifier expects to fail (P > 0.5) goes after all the others. Each
+candidate also carries P(slower than the untuned kernel), which an untimed choice consults
+(``learn.untimed``). As
 measurements arrive, ``correct`` re-ranks the untimed candidates of same-class kernels: a
 source schedule that was fast where it was timed moves up elsewhere, one that failed or was
 slow moves down.
@@ -43,11 +45,14 @@ class RankedKernel:
     candidates: list[Candidate]
     scores: np.ndarray  # z-scored model score, aligned with ``candidates``
     p_fail: np.ndarray
+    p_slower: np.ndarray = field(default=None)  # None: a model without that classifier
     bonus: np.ndarray = field(default=None)  # online correction, aligned with ``candidates``
 
     def __post_init__(self):
         if self.bonus is None:
             self.bonus = np.zeros(len(self.candidates))
+        if self.p_slower is None:
+            self.p_slower = np.zeros(len(self.candidates))
         self._sort()
         self.initial_rank = {id(c): i for i, c in enumerate(self.candidates)}
 
@@ -55,9 +60,10 @@ class RankedKernel:
         key = self.scores + self.bonus - 1e3 * (self.p_fail > FAIL_THRESHOLD)
         order = np.argsort(-key, kind="stable")
         self.candidates = [self.candidates[i] for i in order]
-        self.scores, self.p_fail, self.bonus = (
+        self.scores, self.p_fail, self.p_slower, self.bonus = (
             self.scores[order],
             self.p_fail[order],
+            self.p_slower[order],
             self.bonus[order],
         )
 
@@ -70,15 +76,24 @@ class RankedKernel:
     def timed(self) -> list[Candidate]:
         return [c for c in self.candidates if c.run_s is not None]
 
+    def slower(self, candidate: Candidate) -> float:
+        """P(``candidate`` runs no faster than the untuned kernel, or fails)."""
+        return float(self.p_slower[self._index(candidate)])
+
     def explain(self, candidate: Candidate) -> dict:
-        """Where the model put ``candidate``: its rank before any measurement, score, P(fail)."""
-        i = next(i for i, c in enumerate(self.candidates) if c is candidate)
+        """Where the model put ``candidate``: its rank before any measurement, score, P(fail),
+        P(slower than untuned)."""
+        i = self._index(candidate)
         return {
             "initial_rank": self.initial_rank[id(candidate)],
             "score": round(float(self.scores[i]), 3),
             "correction": round(float(self.bonus[i]), 3),
             "p_fail": round(float(self.p_fail[i]), 3),
+            "p_slower": round(float(self.p_slower[i]), 3),
         }
+
+    def _index(self, candidate: Candidate) -> int:
+        return next(i for i, c in enumerate(self.candidates) if c is candidate)
 
 
 def rank_candidates(
@@ -118,7 +133,9 @@ def rank_candidates(
             if applied:
                 raw = model.ranker.predict(X)
                 scores = (raw - raw.mean()) / (raw.std() or 1.0)
-                ranked.append(RankedKernel(kernel, applied, scores, model.failure.predict_proba(X)))
+                p_fail = model.failure.predict_proba(X)
+                p_slower = model.slower.predict_proba(X) if model.slower else None
+                ranked.append(RankedKernel(kernel, applied, scores, p_fail, p_slower))
     finally:
         pool.shutdown(cancel_futures=True)  # a stop waits for the kernels in flight only
     spent["rank"] = time.perf_counter() - start

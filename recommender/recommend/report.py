@@ -8,8 +8,8 @@ from .search import How, KernelChoice, Recommendation
 
 
 def _outcome(choice: KernelChoice) -> KernelOutcome:
-    loses = choice.how is How.UNTIMED_LOSES
-    return KernelOutcome(choice.task, choice.pool, choice.chosen, choice.untuned_s, loses)
+    slower = choice.how is How.PREDICTED_SLOWER
+    return KernelOutcome(choice.task, choice.pool, choice.chosen, choice.untuned_s, slower)
 
 
 def recommendation_rows(result: Recommendation) -> list[dict]:

@@ -4,8 +4,8 @@ Data flow: kernels -> same-class source schedules applied, featurised (or found 
 ``FeatureCache``) and ranked (``ranking``) -> a measurement budget spent where it is expected to
 gain most (``Budget``) -> per kernel the fastest valid timed candidate, or, where nothing was
 timed, the predicted best that passes the correctness check (or the untuned kernel, where the
-cost model's evaluation saw untimed picks of its kind lose: ``learn.untimed``) -> a
-MetaSchedule database.
+cost model predicts that candidate slower than it: ``learn.untimed``) -> a MetaSchedule
+database.
 
 How much is timed, and where: ``budget``.
 
@@ -29,11 +29,10 @@ from ..core.targets import RemoteDevice
 from ..learn.cost_models import SCREEN_KEEP
 from ..learn.feature_cache import FeatureCache
 from ..learn.model_files import CostModel
-from ..learn.untimed import CHECK_DEPTH, losing_kinds
+from ..learn.untimed import CHECK_DEPTH, predicted_slower
 from ..logs.sources import SourceSchedule
 from ..networks.network import Network
 from ..tasks.extract import Task
-from ..tasks.workload import kernel_kind
 from ..transfer.apply import Level
 from ..transfer.candidate import LEVELS, Candidate
 from ..transfer.exhaustive import extract
@@ -54,7 +53,7 @@ class How(Enum):
     NONE_APPLIES = "untuned: no candidate applies"
     NONE_PASSED = "untuned: no candidate passed the check"
     UNTUNED_FASTEST = "untuned: faster than every timed candidate"
-    UNTIMED_LOSES = "untuned: untimed picks of its kind ran slower (the model's evaluation)"
+    PREDICTED_SLOWER = "untuned: the predicted best is predicted slower than it (not timed)"
 
     @property
     def unreached(self) -> bool:
@@ -137,13 +136,13 @@ def choose(
     *,
     timed: bool = True,
     default: bool = True,
-    keep_untuned: frozenset[str] = frozenset(),
 ) -> int:
     """The fastest valid timed candidate per kernel; where none was timed, the predicted best
     that passes the correctness check (walking down the ranking for ``CHECK_DEPTH``), unless
-    the kernel's kind is in ``keep_untuned`` (``learn.untimed.losing_kinds``); where no candidate
-    is left and ``default``, MetaSchedule's design space (``fall_back``, ``timed`` or not).
-    Returns how many untuned references that timed."""
+    the candidate it reaches is predicted slower than the untuned kernel
+    (``learn.untimed.predicted_slower``); where no candidate is left and ``default``,
+    MetaSchedule's design space (``fall_back``, ``timed`` or not). Returns how many untuned
+    references that timed."""
     pending = []
     for choice in choices:
         if choice.ranked is None:
@@ -157,11 +156,15 @@ def choose(
                 choice.chosen, choice.how = best, How.TIMED
             else:
                 choice.how = How.UNTUNED_FASTEST
-        elif kernel_kind(choice.task.kernel_class.key) in keep_untuned:
-            choice.how = How.UNTIMED_LOSES
         else:
             pending.append(choice)
     for _ in range(CHECK_DEPTH):
+        for choice in pending:
+            if choice.ranked.untried and predicted_slower(
+                choice.ranked.slower(choice.ranked.untried[0])
+            ):
+                choice.how = How.PREDICTED_SLOWER
+        pending = [c for c in pending if c.how is not How.PREDICTED_SLOWER]
         checking = [(c, c.ranked.untried[0]) for c in pending if c.ranked.untried]
         if not checking:
             break
@@ -244,7 +247,6 @@ def recommend(
         remote,
         timed=budget.top_k != 0,
         default=Level.DEFAULT in levels,
-        keep_untuned=losing_kinds(model.metadata.get("evaluation", {}).get("untimed", {})),
     )
     timings["check"] = time.perf_counter() - start
 

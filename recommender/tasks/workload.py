@@ -154,7 +154,7 @@ def kernel_class(mod: tvm.IRModule) -> KernelClass:
 def kernel_kind(class_key: str) -> str:
     """``data_pad+conv2d_NCHWc+add+compute@1f2e...`` -> ``conv2d_NCHWc``: the first op of a
     kernel class besides its pad, coarse enough that every network has kernels of it (what the
-    cost model's record of untimed picks is kept per, ``learn.untimed``)."""
+    evaluation of untimed picks is summed per, ``learn.untimed``)."""
     ops = class_key.split("@")[0].split("+")
     return next((op for op in ops if op not in ("pad", "data_pad")), ops[0])
 

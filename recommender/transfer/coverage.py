@@ -36,20 +36,20 @@ class Gap(StrEnum):
     NONE_APPLIES = "no candidate applies"
     NONE_VALID = "no valid candidate"  # every one failed to build, check or run
     UNTUNED_FASTER = "no candidate beats untuned"
-    UNTIMED_LOSES = "kept untuned: untimed picks of its kind lose"  # ``learn.untimed``
+    PREDICTED_SLOWER = "kept untuned: its untimed pick is predicted slower"  # ``learn.untimed``
 
 
 @dataclass(frozen=True)
 class KernelOutcome:
     """What a search did with one kernel: its pool of candidates (None: not known), the chosen
     one, the untuned kernel's time in seconds, and whether nothing was timed and the search
-    kept the untuned kernel as its kind's untimed picks lose (``learn.untimed``)."""
+    kept the untuned kernel as the cost model predicts its pick slower (``learn.untimed``)."""
 
     task: Task
     pool: list[Candidate] | None
     chosen: Candidate | None
     untuned_s: float | None = None
-    untimed_loses: bool = False
+    predicted_slower: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,8 +165,8 @@ def _gap(kernel: KernelOutcome, applying: list[Candidate]) -> tuple[Gap, str]:
         return Gap.NO_CLASS, f"exact class {klass.summary}; {anchor}"
     if not applying:
         return Gap.NONE_APPLIES, _most_common(c.apply_reason for c in kernel.pool)
-    if kernel.untimed_loses:
-        return Gap.UNTIMED_LOSES, f"kind {kernel_kind(klass.key)}"
+    if kernel.predicted_slower:
+        return Gap.PREDICTED_SLOWER, f"kind {kernel_kind(klass.key)}"
     timed = [c.run_s for c in applying if c.run_s is not None]
     if timed:
         untuned = "-" if kernel.untuned_s is None else f"{kernel.untuned_s * 1e3:.4g} ms"
