@@ -68,8 +68,8 @@ def held_out_model(
 
     A saved model trained on another state of the dataset is refused: the searches beside it
     were ranked by it, so mixing them with a new model would mix two experiments. One saved in
-    an older format (``model_files.FORMAT``) is trained again: ``search`` redoes the searches
-    ranked by such a model.
+    an older format (``model_files.FORMAT``) is trained again, on the dataset as it is now:
+    ``search`` redoes every search ranked by such a model.
     """
     datasets = (dataset_dir, *pool_with)
     kernels = [k for d in datasets for k in load_dataset(d) if k.network != network]
@@ -77,15 +77,16 @@ def held_out_model(
     if (out_dir / "metadata.json").is_file():
         model = model_files.load(out_dir, target=target)
         trained_on = model.metadata.get("training_data", {}).get("hash")
-        if trained_on != data.data_hash():
+        if model.format != model_files.FORMAT:  # its searches are redone too: train it anew
+            logger.warning("%s: saved in model format %d; training it again", out_dir, model.format)
+        elif trained_on != data.data_hash():
             raise RecommenderError(  # not an InputError: ``search`` would skip the method
                 f"{out_dir}: trained on another state of {', '.join(map(str, datasets))} "
                 f"(hash {trained_on}, "
                 f"now {data.data_hash()}); evaluate into a new --out, or delete {out_dir.parent}"
             )
-        if model.format == model_files.FORMAT:
+        else:
             return model, 0.0
-        logger.warning("%s: saved in model format %d; training it again", out_dir, model.format)
     start = time.perf_counter()
     model = fit_and_save(
         kernels,
