@@ -5,7 +5,7 @@ the ranker's first pick that passes the correctness check. On compute-bound kern
 (convolutions, matmuls) that pick is nearly always far faster than the naive untuned loops; on
 memory-bound ones it often is not: schedules tuned for other shapes make a max-pool or a reshape
 several times slower than its untuned loops (on the Zen 4, GoogLeNet's untimed max-pool picks
-cost 7.9 ms where the untuned kernels take 1.4). So the cost model has a classifier of
+cost 7.9 ms where its untuned pools take 0.7). So the cost model has a classifier of
 candidates that run no faster than the untuned kernel (``training``'s ``slower``); where the
 candidate an untimed choice would check next is predicted slower, the choice keeps the untuned
 kernel. A total per kernel kind was tried first and missed GoogLeNet: held out, the other
