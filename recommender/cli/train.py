@@ -167,11 +167,9 @@ def _with_throughput_baseline(dataset: Path, logs: Path | None) -> dict:
     return with_throughput_baseline(record_features(corpus_logs(logs), target))
 
 
-_CLASSIFIER_CELLS = (
-    lambda m: m["positives"],
-    lambda m: f"{m['precision']:.2f}",
-    lambda m: f"{m['recall']:.2f}",
-)
+def _classifier_cells(metrics: dict) -> list:
+    """``evaluation.classifier_metrics`` as table cells: positives, precision, recall."""
+    return [metrics["positives"], f"{metrics['precision']:.2f}", f"{metrics['recall']:.2f}"]
 
 
 def _print_untimed(results: list) -> None:
@@ -206,7 +204,8 @@ def _print_evaluation(results: list, means: dict) -> None:
         [
             r.network,
             r.failure["candidates"],
-            *(f(getattr(r, c)) for c in ("failure", "slower") for f in _CLASSIFIER_CELLS),
+            *_classifier_cells(r.failure),
+            *_classifier_cells(r.slower),
         ]
         for r in results
     ]

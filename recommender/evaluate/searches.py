@@ -160,8 +160,8 @@ def search(
     sizes = {n: log_sizes[n] for n in names}
     report_path = out_dir / "search.json"
     done = read_json(report_path)
+    ranked = method.budget is not None
     if done is not None:
-        ranked = method.budget is not None
         pooled = pooled_with if ranked else ()
         model_format = model_files.FORMAT if ranked else None
         if (
@@ -229,7 +229,7 @@ def search(
         source_records=sizes,
         **(
             {"pooled_with": list(pooled_with), "cost_model_format": model_files.FORMAT}
-            if method.budget is not None
+            if ranked
             else {}
         ),
     )

@@ -8,10 +8,9 @@ what costs (14 ms a candidate; ResNet-50 has some 2000).
 Scores are z-scored inside each kernel (a ranker's raw scores only order one group), and a
 candidate the failure classifier expects to fail (P > 0.5) goes after all the others. Each
 candidate also carries P(slower than the untuned kernel), which an untimed choice consults
-(``learn.untimed``). As
-measurements arrive, ``correct`` re-ranks the untimed candidates of same-class kernels: a
-source schedule that was fast where it was timed moves up elsewhere, one that failed or was
-slow moves down.
+(``learn.untimed``). As measurements arrive, ``correct`` re-ranks the untimed candidates of
+same-class kernels: a source schedule that was fast where it was timed moves up elsewhere, one
+that failed or was slow moves down.
 """
 
 from __future__ import annotations
