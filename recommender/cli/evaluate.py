@@ -41,6 +41,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--grid", type=positive_int, default=None, help="points of MetaSchedule's curve (default 8)"
     )
     p.add_argument(
+        "--recompare",
+        action="store_true",
+        help="compare the named networks again even where no search changed: the page then "
+        "shows how far their unchanged builds moved (a noisy comparison is retaken this way)",
+    )
+    p.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -107,6 +113,7 @@ def cmd_evaluate(args) -> int:
         remote=remote,
         progress=not args.json,
         on_results=(lambda results: write_page(results, page, command)) if page else None,
+        recompare=args.recompare,
     )
     if args.json:
         print_json(results)

@@ -43,6 +43,7 @@ from ..logs.tuning_log import TuningLog, cpu_model
 from ..networks.network import Network
 from ..networks.zoo import load_zoo_network, zoo_names
 from ..transfer.report import UNTUNED_NOTE
+from . import repeat
 from .comparison import compare
 from .deep_reference import deep_log, deep_logs, deep_means
 from .methods import METHODS
@@ -77,6 +78,7 @@ class Evaluation:
     progress: bool
     deep_logs: Path
     pool_with: tuple[Path, ...] = ()  # other CPUs' datasets the held-out models train on too
+    recompare: bool = False  # compare the networks run again even where nothing changed
     log_sizes: dict[str, int] = field(default_factory=dict)
     _loaded: dict[str, tuple[Network, float]] = field(default_factory=dict)
 
@@ -150,10 +152,12 @@ class Evaluation:
             # a deep reference tuned (or continued) since is compared anew
             **({"deep_records": TuningLog(deep).record_count()} if deep else {}),
         }
-        row = read_json(net_dir / "compare.json")
-        fresh = row is None or row.get("compared") != compared
-        if fresh and not run:
+        before = read_json(net_dir / "compare.json")
+        changed = before is None or before.get("compared") != compared
+        if changed and not run:
             return None
+        fresh = changed or (run and self.recompare)
+        row = before
         if fresh:
             row = compare(
                 self.network(name),
@@ -166,6 +170,7 @@ class Evaluation:
                 deep_log_path=deep,
             )
             row["compared"] = compared
+            repeat.record(name, before, row)
         row["skipped"] = {m: r["skipped"] for m, r in reports.items() if "skipped" in r}
         if fresh:  # kept with the skipped methods' reasons, which a read-back reports
             write_json(net_dir / "compare.json", row)
@@ -225,9 +230,12 @@ def evaluate(
     progress: bool = True,
     on_results: Callable[[dict], None] | None = None,
     deep: Path | None = None,
+    recompare: bool = False,
 ) -> dict:
     """Search with every method and compare, network by network; ``OUT/results.json`` holds
-    every number. Finished searches and comparisons are read back, so a rerun continues.
+    every number. Finished searches and comparisons are read back, so a rerun continues; with
+    ``recompare``, the named networks are compared again all the same (``repeat``: how far
+    their unchanged builds move).
 
     The results so far are written (and passed to ``on_results``) after every network's
     comparison, the networks still to come listed as not evaluated: a run stopped after hours
@@ -257,6 +265,7 @@ def evaluate(
         progress,
         deep or deep_logs(logs),
         pool_with,
+        recompare=recompare,
     )
     logged = [n for n in networks if n in logged_models(run.logs)]
     not_evaluated = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import deep_reference
+from . import deep_reference, repeat
 from .deep_reference import deep_means
 from .methods import METHODS, current_name
 from .metrics import common_networks, means, time_to_match
@@ -129,7 +129,7 @@ def network_table(row: dict) -> list[str]:
         )
     for name, why in row.get("skipped", {}).items():
         lines.append(f"| {name} | skipped: {why} |")
-    return lines + [*_phases(row), ""]
+    return lines + [*repeat.network_line(row), *_phases(row), ""]
 
 
 def _phases(row: dict) -> list[str]:
@@ -327,6 +327,7 @@ def write_page(results: dict, page: Path, command: str) -> Path:
         f"For comparison, {PAPER}.",
         "",
         *deep_reference.page_section(results),
+        *repeat.page_section(results),
         f"![speedup vs search time]({figures.name}/speedup_vs_search.png)",
         "",
         f"![share of the maximum speedup]({figures.name}/share_of_max.png)",
