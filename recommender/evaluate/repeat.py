@@ -36,7 +36,7 @@ def unchanged_builds(before: dict, now: dict) -> dict[str, list[float]]:
     for method, digest in now.get("compared", {}).get("searches", {}).items():
         if digests.get(method) == digest:
             pairs[method] = (
-                before["methods"].get(method, {}).get("ms"),
+                before.get("methods", {}).get(method, {}).get("ms"),
                 now["methods"].get(method, {}).get("ms"),
             )
     return {name: [a, b] for name, (a, b) in pairs.items() if a and b}
