@@ -16,10 +16,11 @@ import logging
 import math
 import statistics
 
+from .comparison import BASELINES
+
 logger = logging.getLogger(__name__)
 
 TOLERANCE = 0.10  # an unchanged build that moves by more than this: a noisy comparison
-OUTSIDE = ("pytorch_eager", "onnxruntime")  # the comparison's baselines (not TVM builds)
 
 
 def unchanged_builds(before: dict, now: dict) -> dict[str, list[float]]:
@@ -30,7 +31,7 @@ def unchanged_builds(before: dict, now: dict) -> dict[str, list[float]]:
     ms_before, ms_now = before.get("metaschedule", {}), now.get("metaschedule", {})
     if ms_before.get("records") == ms_now.get("records"):
         pairs["metaschedule"] = (ms_before.get("ms"), ms_now.get("ms"))
-    for key in OUTSIDE:
+    for key in BASELINES:
         pairs[key] = (before.get(key, {}).get("ms"), now.get(key, {}).get("ms"))
     digests = before.get("compared", {}).get("searches", {})
     for method, digest in now.get("compared", {}).get("searches", {}).items():
